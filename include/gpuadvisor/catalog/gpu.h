@@ -1,0 +1,115 @@
+#pragma once
+/// The GPU catalog: one record per GPU model, loaded from the embedded data/gpus.json and any
+/// user catalogs, which add records or replace them by id.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/catalog/source.h"
+#include "gpuadvisor/util/error.h"
+#include "gpuadvisor/util/json.h"
+
+namespace gpuadvisor::catalog {
+
+/// Compute precisions with a peak rate in the catalog (key names of `peak_tflops`).
+enum class Precision { fp32, tf32, fp16, bf16, fp8, fp4, int8, int4 };
+inline constexpr std::array<Precision, 8> kPrecisions = {Precision::fp32, Precision::tf32, Precision::fp16,
+                                                         Precision::bf16, Precision::fp8,  Precision::fp4,
+                                                         Precision::int8, Precision::int4};
+std::string_view name(Precision p);
+std::optional<Precision> precision_from(std::string_view s);
+
+/// A dated price with its source.
+struct Price {
+  std::optional<double> usd;
+  std::string as_of;
+  std::optional<Source> source;
+};
+
+struct Gpu {
+  std::string id;
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string vendor;        ///< nvidia, amd, intel
+  std::string architecture;  ///< volta ... gaudi3
+  std::optional<std::string> compute_capability;
+  std::optional<int> release_year;
+  std::string segment;  ///< consumer, workstation, datacenter, edge
+  std::string form_factor;
+  std::optional<std::int64_t> cuda_cores;
+  std::optional<std::int64_t> tensor_cores;
+  double memory_bytes = 0;
+  std::string memory_type;
+  std::optional<double> memory_bus_bits;
+  std::optional<double> memory_data_rate_gbps;
+  double memory_bandwidth_gbs = 0;
+  std::array<std::optional<double>, kPrecisions.size()> peak_tflops{};  ///< indexed by Precision
+  double tdp_w = 0;
+  std::optional<double> power_min_w, power_max_w;
+  std::optional<int> nvlink_generation;
+  std::optional<std::string> interconnect;  ///< nvlink, nvlink-bridge, infinity-fabric, roce
+  std::optional<double> interconnect_gbs;
+  std::optional<int> pcie_generation, pcie_lanes;
+  int mig_instances = 0;
+  bool ecc = false;
+  std::optional<double> launch_msrp_usd;
+  Price street, used;
+  std::vector<Source> sources;
+  std::string as_of;
+  std::string notes;
+  std::string origin;  ///< "file:line" the record came from
+
+  /// Dense peak in FLOP/s (OP/s for integers) at a precision, if known.
+  std::optional<double> peak_flops(Precision p) const {
+    const auto& t = peak_tflops[static_cast<std::size_t>(p)];
+    return t ? std::optional<double>(*t * 1e12) : std::nullopt;
+  }
+  double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
+  /// A fast GPU-to-GPU link (NVLink, Infinity Fabric, RoCE scale-up), not PCIe only.
+  bool has_fast_interconnect() const { return interconnect.has_value(); }
+  /// The price to plan with: used-market price when asked and known, else street, else MSRP.
+  std::optional<double> price_usd(bool prefer_used = false) const;
+  /// Which price price_usd() used: "used", "street", "msrp" or "" when none is known.
+  std::string price_kind(bool prefer_used = false) const;
+};
+
+/// The merged catalog.
+class Catalog {
+ public:
+  /// The embedded catalog plus user catalogs (files, in order; later files win by id).
+  static Catalog load(const std::vector<std::string>& user_files);
+  /// Parse one catalog document; throws Error naming file, line and field on a schema error.
+  static std::vector<Gpu> parse(const util::JsonDoc& doc);
+  /// Replace by id or append.
+  void merge(std::vector<Gpu> gpus);
+
+  const std::vector<Gpu>& gpus() const { return gpus_; }
+  const Gpu* find(std::string_view id) const;
+  /// Resolve a loose name ("4090", "a100-80", "H100 SXM"): an id, alias, or a unique token
+  /// match. Fails with "unknown GPU ..., did you mean ..." or the list of candidates.
+  Result<const Gpu*> resolve(std::string_view query) const;
+  /// Every id and alias (for suggestions and completions).
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<Gpu> gpus_;
+};
+
+/// The data-file form of a record (what `catalog export` prints and `--catalog` reads).
+util::Json to_data_json(const Gpu& g);
+/// The output-contract form: SI units in key names (memory_bytes, peak_fp16_flops, tdp_w, ...).
+util::Json to_output_json(const Gpu& g);
+
+/// Architectures the catalog knows, with their vendor.
+struct ArchitectureInfo {
+  std::string_view id;
+  std::string_view vendor;
+  std::string_view display;
+};
+std::span<const ArchitectureInfo> architectures();
+const ArchitectureInfo* find_architecture(std::string_view id);
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,27 @@
+#pragma once
+/// Where a number came from: every record in data/ carries sources and an as-of date.
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/util/json.h"
+
+namespace gpuadvisor::catalog {
+
+struct Source {
+  std::string title;
+  std::string url;                  ///< may be empty when the source is a paper or repository path
+  std::vector<std::string> fields;  ///< the fields it backs; empty = the whole record
+};
+
+/// Reads `key` (an array of source objects) from a record. Missing or empty yields an empty list;
+/// the validator reports it.
+std::vector<Source> read_sources(const util::Fields& f, const std::string& key = "sources");
+Source read_source(const util::Fields& f, const std::string& key);
+util::Json sources_json(const std::vector<Source>& sources);
+util::Json source_json(const Source& s);
+
+/// A date as written in data ("2024-05" or "2024-05-17") in months since year 0; nullopt if
+/// malformed.
+std::optional<int> months_of(const std::string& date);
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,82 @@
+#pragma once
+/// Reading JSON that people write by hand: size and depth limits, errors that name the file, the
+/// line and the field, and typed field access that never silently accepts a wrong type.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadvisor/util/error.h"
+
+namespace gpuadvisor::util {
+
+using Json = nlohmann::ordered_json;
+
+/// Largest input file read, in bytes (documented in docs/limits.md).
+inline constexpr std::size_t kMaxInputBytes = 64u << 20;
+/// Deepest JSON nesting accepted.
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Reads a whole file ("-" is standard input) up to kMaxInputBytes.
+Result<std::string> read_file(const std::string& path);
+
+/// A parsed JSON document that remembers where each value came from.
+class JsonDoc {
+ public:
+  /// Parses `text`; on failure the message is "<origin>:<line>:<col>: <what>".
+  static Result<JsonDoc> parse(std::string text, std::string origin);
+  static Result<JsonDoc> load(const std::string& path);
+
+  const Json& root() const { return *root_; }
+  const std::string& origin() const { return origin_; }
+  /// Line (1-based) of the value at a JSON pointer ("/gpus/3/memory_bytes"); for an object member
+  /// the line of its key; 0 when unknown.
+  int line_of(const std::string& pointer) const;
+  /// "<origin>:<line>" for a pointer, or "<origin>" when the line is unknown.
+  std::string where(const std::string& pointer) const;
+
+ private:
+  std::string origin_;
+  std::shared_ptr<const std::string> text_;
+  std::shared_ptr<const Json> root_;
+  mutable std::shared_ptr<std::map<std::string, int>> lines_;
+};
+
+/// Typed access to the members of one JSON object, with messages naming the file, line and field.
+/// Every getter throws gpuadvisor::Error (exit 2) on a wrong type or value.
+class Fields {
+ public:
+  Fields(const JsonDoc& doc, const Json& obj, std::string pointer, std::string label);
+
+  bool has(const std::string& key) const;  ///< present and not null
+  std::string str(const std::string& key) const;
+  std::optional<std::string> opt_str(const std::string& key) const;
+  double num(const std::string& key) const;  ///< finite number
+  std::optional<double> opt_num(const std::string& key) const;
+  /// Whole number within [lo, hi].
+  std::int64_t integer(const std::string& key, std::int64_t lo, std::int64_t hi) const;
+  std::optional<std::int64_t> opt_integer(const std::string& key, std::int64_t lo, std::int64_t hi) const;
+  bool boolean(const std::string& key) const;
+  std::optional<bool> opt_bool(const std::string& key) const;
+  const Json& raw(const std::string& key) const;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  std::string pointer(const std::string& key) const { return pointer_ + "/" + key; }
+  const JsonDoc& doc() const { return doc_; }
+  const Json& object() const { return obj_; }
+
+ private:
+  const JsonDoc& doc_;
+  const Json& obj_;
+  std::string pointer_;
+  std::string label_;
+};
+
+/// A short rendering of a JSON value for error messages.
+std::string json_snippet(const Json& v);
+
+}  // namespace gpuadvisor::util

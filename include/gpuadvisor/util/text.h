@@ -1,0 +1,30 @@
+#pragma once
+/// Text helpers: case folding, edit distance and "did you mean" suggestions, joining.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuadvisor::util {
+
+std::string lower(std::string_view s);
+std::string trim(std::string_view s);
+/// Lower-case with every character that is not a letter or digit removed: "RTX 4090" -> "rtx4090".
+std::string squash(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(std::span<const std::string> parts, std::string_view sep);
+
+/// Edit distance: insertions, deletions, substitutions and adjacent transpositions cost 1.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+/// The closest candidate to `word` when it is close enough to be a plausible typo.
+std::optional<std::string> closest(std::string_view word, std::span<const std::string> candidates);
+/// ", did you mean 'x'?" or "" when nothing is close.
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+/// Quote a user-provided value for an error message, escaping control and non-ASCII bytes so the
+/// message stays on one line.
+std::string quote(std::string_view s, std::size_t max_len = 60);
+
+}  // namespace gpuadvisor::util

@@ -1,0 +1,324 @@
+#include "gpuadvisor/catalog/gpu.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/catalog/embedded.h"
+#include "gpuadvisor/util/text.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+constexpr std::array<std::string_view, kPrecisions.size()> kPrecisionNames = {"fp32", "tf32", "fp16", "bf16",
+                                                                              "fp8",  "fp4",  "int8", "int4"};
+
+constexpr ArchitectureInfo kArchitectures[] = {
+    {"pascal", "nvidia", "Pascal"},     {"volta", "nvidia", "Volta"},     {"turing", "nvidia", "Turing"},
+    {"ampere", "nvidia", "Ampere"},     {"ada", "nvidia", "Ada Lovelace"}, {"hopper", "nvidia", "Hopper"},
+    {"blackwell", "nvidia", "Blackwell"}, {"cdna2", "amd", "CDNA 2"},      {"cdna3", "amd", "CDNA 3"},
+    {"rdna3", "amd", "RDNA 3"},         {"gaudi2", "intel", "Gaudi 2"},   {"gaudi3", "intel", "Gaudi 3"},
+};
+
+Price read_price(const util::Fields& f, const std::string& prefix) {
+  Price p;
+  p.usd = f.opt_num(prefix + "_usd");
+  p.as_of = f.opt_str(prefix + "_as_of").value_or("");
+  if (f.has(prefix + "_source")) p.source = read_source(f, prefix + "_source");
+  return p;
+}
+
+std::string one_of(const util::Fields& f, const std::string& key, std::initializer_list<std::string_view> allowed) {
+  std::string v = f.str(key);
+  for (auto a : allowed)
+    if (v == a) return v;
+  std::vector<std::string> opts(allowed.begin(), allowed.end());
+  f.fail(key, fmt::format("expected one of {}, got {}{}", util::join(opts, ", "), util::quote(v),
+                          util::did_you_mean(v, opts)));
+}
+
+Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& ptr) {
+  std::string label;
+  if (j.is_object() && j.contains("id") && j["id"].is_string()) label = "GPU '" + j["id"].get<std::string>() + "'";
+  util::Fields f(doc, j, ptr, label);
+  Gpu g;
+  g.id = f.str("id");
+  if (g.id.empty()) f.fail("id", "must not be empty");
+  for (char c : g.id)
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'))
+      f.fail("id", fmt::format("expected a kebab-case id (a-z, 0-9, '-', '.'), got {}", util::quote(g.id)));
+  g.name = f.str("name");
+  if (f.has("aliases")) {
+    const auto& a = f.raw("aliases");
+    if (!a.is_array()) f.fail("aliases", "expected an array of strings, got " + util::json_snippet(a));
+    for (const auto& x : a) {
+      if (!x.is_string()) f.fail("aliases", "expected an array of strings, got " + util::json_snippet(x));
+      g.aliases.push_back(x.get<std::string>());
+    }
+  }
+  g.vendor = one_of(f, "vendor", {"nvidia", "amd", "intel"});
+  g.architecture = f.str("architecture");
+  g.compute_capability = f.opt_str("compute_capability");
+  if (auto y = f.opt_integer("release_year", 1990, 2100)) g.release_year = static_cast<int>(*y);
+  g.segment = one_of(f, "segment", {"consumer", "workstation", "datacenter", "edge"});
+  g.form_factor = f.opt_str("form_factor").value_or("");
+  g.cuda_cores = f.opt_integer("cuda_cores", 0, 10'000'000);
+  g.tensor_cores = f.opt_integer("tensor_cores", 0, 10'000'000);
+  g.memory_bytes = static_cast<double>(f.integer("memory_bytes", 0, std::int64_t{1} << 50));
+  g.memory_type = f.opt_str("memory_type").value_or("");
+  g.memory_bus_bits = f.opt_num("memory_bus_bits");
+  g.memory_data_rate_gbps = f.opt_num("memory_data_rate_gbps");
+  g.memory_bandwidth_gbs = f.num("memory_bandwidth_gbs");
+  if (f.has("peak_tflops")) {
+    util::Fields p(doc, f.raw("peak_tflops"), f.pointer("peak_tflops"), label + (label.empty() ? "" : ": ") + "peak_tflops");
+    for (auto& [key, val] : f.raw("peak_tflops").items()) {
+      auto prec = precision_from(key);
+      if (!prec) {
+        std::vector<std::string> names(kPrecisionNames.begin(), kPrecisionNames.end());
+        p.fail(key, "unknown precision" + util::did_you_mean(key, names));
+      }
+      g.peak_tflops[static_cast<std::size_t>(*prec)] = p.opt_num(key);
+      (void)val;
+    }
+  }
+  g.tdp_w = f.num("tdp_w");
+  g.power_min_w = f.opt_num("power_min_w");
+  g.power_max_w = f.opt_num("power_max_w");
+  if (auto n = f.opt_integer("nvlink_generation", 1, 20)) g.nvlink_generation = static_cast<int>(*n);
+  g.interconnect = f.opt_str("interconnect");
+  g.interconnect_gbs = f.opt_num("interconnect_gbs");
+  if (auto n = f.opt_integer("pcie_generation", 1, 10)) g.pcie_generation = static_cast<int>(*n);
+  if (auto n = f.opt_integer("pcie_lanes", 1, 32)) g.pcie_lanes = static_cast<int>(*n);
+  g.mig_instances = static_cast<int>(f.opt_integer("mig_instances", 0, 64).value_or(0));
+  g.ecc = f.opt_bool("ecc").value_or(false);
+  g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
+  g.street = read_price(f, "street_price");
+  g.used = read_price(f, "used_price");
+  g.sources = read_sources(f);
+  g.as_of = f.opt_str("as_of").value_or("");
+  g.notes = f.opt_str("notes").value_or("");
+  g.origin = doc.where(ptr);
+  return g;
+}
+
+// Tokens of a name for loose matching: "H100 SXM5 80GB" -> {"h100", "sxm5", "80gb"}.
+std::vector<std::string> tokens(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      cur.push_back(static_cast<char>(std::tolower(u)));
+    } else if (!cur.empty()) {
+      out.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+std::string_view name(Precision p) { return kPrecisionNames[static_cast<std::size_t>(p)]; }
+
+std::optional<Precision> precision_from(std::string_view s) {
+  for (std::size_t i = 0; i < kPrecisionNames.size(); ++i)
+    if (kPrecisionNames[i] == s) return kPrecisions[i];
+  return std::nullopt;
+}
+
+std::span<const ArchitectureInfo> architectures() { return kArchitectures; }
+
+const ArchitectureInfo* find_architecture(std::string_view id) {
+  for (const auto& a : kArchitectures)
+    if (a.id == id) return &a;
+  return nullptr;
+}
+
+std::optional<double> Gpu::price_usd(bool prefer_used) const {
+  if (prefer_used && used.usd) return used.usd;
+  if (street.usd) return street.usd;
+  return launch_msrp_usd;
+}
+
+std::string Gpu::price_kind(bool prefer_used) const {
+  if (prefer_used && used.usd) return "used";
+  if (street.usd) return "street";
+  if (launch_msrp_usd) return "msrp";
+  return "";
+}
+
+std::vector<Gpu> Catalog::parse(const util::JsonDoc& doc) {
+  util::Fields top(doc, doc.root(), "", "");
+  const auto& arr = top.raw("gpus");
+  if (!arr.is_array()) top.fail("gpus", "expected an array of GPU records, got " + util::json_snippet(arr));
+  std::vector<Gpu> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) out.push_back(parse_gpu(doc, arr[i], "/gpus/" + std::to_string(i)));
+  return out;
+}
+
+void Catalog::merge(std::vector<Gpu> gpus) {
+  for (auto& g : gpus) {
+    auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const Gpu& x) { return x.id == g.id; });
+    if (it != gpus_.end()) *it = std::move(g);
+    else gpus_.push_back(std::move(g));
+  }
+}
+
+Catalog Catalog::load(const std::vector<std::string>& user_files) {
+  Catalog c;
+  auto text = embedded::find("gpus.json");
+  if (!text) throw Error("embedded catalog missing", Exit::internal);
+  auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/gpus.json");
+  if (!doc) throw Error(doc.error(), Exit::internal);
+  c.merge(parse(*doc));
+  for (const auto& f : user_files) {
+    auto d = util::JsonDoc::load(f);
+    if (!d) throw Error(d.error());
+    c.merge(parse(*d));
+  }
+  return c;
+}
+
+const Gpu* Catalog::find(std::string_view id) const {
+  for (const auto& g : gpus_)
+    if (g.id == id) return &g;
+  return nullptr;
+}
+
+std::vector<std::string> Catalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& g : gpus_) {
+    out.push_back(g.id);
+    for (const auto& a : g.aliases) out.push_back(a);
+  }
+  return out;
+}
+
+Result<const Gpu*> Catalog::resolve(std::string_view query) const {
+  const std::string q = util::lower(util::trim(query));
+  const std::string qs = util::squash(q);
+  if (qs.empty()) return Result<const Gpu*>::fail(fmt::format("unknown GPU {}", util::quote(query)));
+  // 1. Exact id, alias or name, ignoring case and punctuation.
+  for (const auto& g : gpus_) {
+    if (util::squash(g.id) == qs || util::squash(g.name) == qs) return &g;
+    for (const auto& a : g.aliases)
+      if (util::squash(a) == qs) return &g;
+  }
+  // 2. Every query token is a prefix of a token of the id, name or an alias.
+  auto qt = tokens(q);
+  std::vector<const Gpu*> hits;
+  for (const auto& g : gpus_) {
+    std::set<std::string> gt;
+    for (auto& t : tokens(g.id)) gt.insert(t);
+    for (auto& t : tokens(g.name)) gt.insert(t);
+    for (const auto& a : g.aliases)
+      for (auto& t : tokens(a)) gt.insert(t);
+    bool all = std::all_of(qt.begin(), qt.end(), [&](const std::string& t) {
+      return std::any_of(gt.begin(), gt.end(), [&](const std::string& x) { return util::starts_with(x, t); });
+    });
+    if (all) hits.push_back(&g);
+  }
+  if (hits.size() == 1) return hits[0];
+  if (hits.size() > 1) {
+    std::vector<std::string> ids;
+    for (const auto* g : hits) ids.push_back(g->id);
+    return Result<const Gpu*>::fail(fmt::format("GPU {} is ambiguous: it matches {}", util::quote(query), util::join(ids, ", ")));
+  }
+  auto all = names();
+  return Result<const Gpu*>::fail(fmt::format("unknown GPU {}{} (see 'gpuadvisor catalog list')", util::quote(query),
+                                              util::did_you_mean(q, all)));
+}
+
+namespace {
+template <typename T>
+util::Json opt(const std::optional<T>& v) {
+  return v ? util::Json(*v) : util::Json(nullptr);
+}
+}  // namespace
+
+util::Json to_data_json(const Gpu& g) {
+  util::Json j;
+  j["id"] = g.id;
+  j["name"] = g.name;
+  j["aliases"] = g.aliases;
+  j["vendor"] = g.vendor;
+  j["architecture"] = g.architecture;
+  j["compute_capability"] = opt(g.compute_capability);
+  j["release_year"] = opt(g.release_year);
+  j["segment"] = g.segment;
+  j["form_factor"] = g.form_factor;
+  j["cuda_cores"] = opt(g.cuda_cores);
+  j["tensor_cores"] = opt(g.tensor_cores);
+  j["memory_bytes"] = static_cast<std::int64_t>(g.memory_bytes);
+  j["memory_type"] = g.memory_type;
+  j["memory_bus_bits"] = opt(g.memory_bus_bits);
+  j["memory_data_rate_gbps"] = opt(g.memory_data_rate_gbps);
+  j["memory_bandwidth_gbs"] = g.memory_bandwidth_gbs;
+  util::Json p;
+  for (auto prec : kPrecisions) p[std::string(name(prec))] = opt(g.peak_tflops[static_cast<std::size_t>(prec)]);
+  j["peak_tflops"] = p;
+  j["tdp_w"] = g.tdp_w;
+  j["power_min_w"] = opt(g.power_min_w);
+  j["power_max_w"] = opt(g.power_max_w);
+  j["nvlink_generation"] = opt(g.nvlink_generation);
+  j["interconnect"] = opt(g.interconnect);
+  j["interconnect_gbs"] = opt(g.interconnect_gbs);
+  j["pcie_generation"] = opt(g.pcie_generation);
+  j["pcie_lanes"] = opt(g.pcie_lanes);
+  j["mig_instances"] = g.mig_instances;
+  j["ecc"] = g.ecc;
+  j["launch_msrp_usd"] = opt(g.launch_msrp_usd);
+  for (auto [key, price] : {std::pair<const char*, const Price*>{"street_price", &g.street}, {"used_price", &g.used}}) {
+    j[std::string(key) + "_usd"] = opt(price->usd);
+    j[std::string(key) + "_as_of"] = price->as_of.empty() ? util::Json(nullptr) : util::Json(price->as_of);
+    j[std::string(key) + "_source"] = price->source ? source_json(*price->source) : util::Json(nullptr);
+  }
+  j["sources"] = sources_json(g.sources);
+  j["as_of"] = g.as_of;
+  if (!g.notes.empty()) j["notes"] = g.notes;
+  return j;
+}
+
+util::Json to_output_json(const Gpu& g) {
+  util::Json j;
+  j["id"] = g.id;
+  j["name"] = g.name;
+  j["aliases"] = g.aliases;
+  j["vendor"] = g.vendor;
+  j["architecture"] = g.architecture;
+  j["compute_capability"] = opt(g.compute_capability);
+  j["release_year"] = opt(g.release_year);
+  j["segment"] = g.segment;
+  j["form_factor"] = g.form_factor;
+  j["cuda_cores"] = opt(g.cuda_cores);
+  j["tensor_cores"] = opt(g.tensor_cores);
+  j["memory_bytes"] = static_cast<std::int64_t>(g.memory_bytes);
+  j["memory_type"] = g.memory_type;
+  j["memory_bus_bits"] = opt(g.memory_bus_bits);
+  j["memory_data_rate_gbps"] = opt(g.memory_data_rate_gbps);
+  j["memory_bandwidth_bytes_per_s"] = g.bandwidth_bytes_per_s();
+  for (auto prec : kPrecisions) j[fmt::format("peak_{}_flops", name(prec))] = opt(g.peak_flops(prec));
+  j["tdp_w"] = g.tdp_w;
+  j["power_min_w"] = opt(g.power_min_w);
+  j["power_max_w"] = opt(g.power_max_w);
+  j["interconnect"] = opt(g.interconnect);
+  j["nvlink_generation"] = opt(g.nvlink_generation);
+  j["interconnect_bytes_per_s"] = g.interconnect_gbs ? util::Json(*g.interconnect_gbs * 1e9) : util::Json(nullptr);
+  j["pcie_generation"] = opt(g.pcie_generation);
+  j["pcie_lanes"] = opt(g.pcie_lanes);
+  j["mig_instances"] = g.mig_instances;
+  j["ecc"] = g.ecc;
+  j["launch_msrp_usd"] = opt(g.launch_msrp_usd);
+  j["street_price_usd"] = opt(g.street.usd);
+  j["street_price_as_of"] = g.street.as_of.empty() ? util::Json(nullptr) : util::Json(g.street.as_of);
+  j["used_price_usd"] = opt(g.used.usd);
+  j["used_price_as_of"] = g.used.as_of.empty() ? util::Json(nullptr) : util::Json(g.used.as_of);
+  j["sources"] = sources_json(g.sources);
+  j["as_of"] = g.as_of;
+  return j;
+}
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,161 @@
+#include "gpuadvisor/catalog/validate.h"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+constexpr ValidationRule kRules[] = {
+    {"duplicate-id", Severity::error, "two records share an id"},
+    {"duplicate-alias", Severity::error, "an alias is used by two records or equals another record's id"},
+    {"unknown-architecture", Severity::error, "the architecture is not one gpuadvisor knows, or belongs to another vendor"},
+    {"bandwidth-formula", Severity::error, "memory bandwidth differs from data rate x bus width / 8 by more than 2%"},
+    {"tensor-below-vector", Severity::error, "a tensor/matrix peak (tf32, fp16, bf16, fp8) is below the vector fp32 peak"},
+    {"precision-order", Severity::error, "a lower precision has a lower peak than a higher one (fp8 < fp16, fp4 < fp8, int4 < int8)"},
+    {"non-positive-value", Severity::error, "memory, bandwidth, TDP, a peak or a price is zero or negative"},
+    {"power-range", Severity::error, "the configurable power range does not contain the TDP"},
+    {"compute-capability", Severity::error, "an NVIDIA GPU without a compute capability like 8.9, or another vendor's with one"},
+    {"missing-source", Severity::error, "the record or one of its prices has no source"},
+    {"missing-as-of", Severity::error, "the record or one of its prices has no as_of date in YYYY-MM or YYYY-MM-DD"},
+    {"stale-price", Severity::warning, "a price is older than 12 months"},
+    {"missing-price", Severity::warning, "no street price, used price or launch MSRP is known"},
+};
+
+struct Checker {
+  std::vector<Finding>& out;
+  const Gpu& g;
+  void add(std::string_view rule, std::string message) {
+    Severity sev = Severity::error;
+    for (const auto& r : kRules)
+      if (r.id == rule) sev = r.severity;
+    out.push_back({std::string(rule), sev, g.id, g.origin, std::move(message)});
+  }
+};
+
+}  // namespace
+
+std::string_view name(Severity s) { return s == Severity::error ? "error" : "warning"; }
+
+std::span<const ValidationRule> validation_rules() { return kRules; }
+
+std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& today) {
+  std::vector<Finding> out;
+  std::map<std::string, std::string> ids;      // squashed id -> id
+  std::map<std::string, std::string> aliases;  // squashed alias -> owner id
+  const auto now = months_of(today);
+
+  for (const auto& g : gpus) {
+    Checker c{out, g};
+    if (!ids.emplace(g.id, g.id).second) c.add("duplicate-id", fmt::format("id '{}' is defined twice", g.id));
+  }
+  for (const auto& g : gpus) {
+    Checker c{out, g};
+    for (const auto& a : g.aliases) {
+      std::string k = util::lower(a);
+      if (ids.count(k) && ids[k] != g.id)
+        c.add("duplicate-alias", fmt::format("alias '{}' is the id of another GPU", a));
+      auto [it, fresh] = aliases.emplace(k, g.id);
+      if (!fresh && it->second != g.id)
+        c.add("duplicate-alias", fmt::format("alias '{}' is also an alias of '{}'", a, it->second));
+      else if (!fresh)
+        c.add("duplicate-alias", fmt::format("alias '{}' is listed twice", a));
+    }
+  }
+
+  for (const auto& g : gpus) {
+    Checker c{out, g};
+    const auto* arch = find_architecture(g.architecture);
+    if (!arch) {
+      std::vector<std::string> known;
+      for (const auto& a : architectures()) known.emplace_back(a.id);
+      c.add("unknown-architecture", fmt::format("architecture '{}' is unknown{}", g.architecture,
+                                                util::did_you_mean(g.architecture, known)));
+    } else if (arch->vendor != g.vendor) {
+      c.add("unknown-architecture", fmt::format("architecture '{}' is {}'s, but vendor is '{}'", g.architecture, arch->vendor, g.vendor));
+    }
+
+    if (g.memory_bus_bits && g.memory_data_rate_gbps && g.memory_bandwidth_gbs > 0) {
+      double computed = *g.memory_data_rate_gbps * *g.memory_bus_bits / 8.0;
+      double diff = std::fabs(computed - g.memory_bandwidth_gbs) / g.memory_bandwidth_gbs;
+      if (diff > 0.02)
+        c.add("bandwidth-formula",
+              fmt::format("memory_bandwidth_gbs {} differs from {} Gbps x {} bit / 8 = {} GB/s by {:.1f}%",
+                          util::format_number(g.memory_bandwidth_gbs), *g.memory_data_rate_gbps, *g.memory_bus_bits,
+                          util::format_number(computed), diff * 100));
+    }
+
+    auto peak = [&](Precision p) { return g.peak_tflops[static_cast<std::size_t>(p)]; };
+    if (auto fp32 = peak(Precision::fp32)) {
+      for (auto p : {Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8})
+        if (auto t = peak(p); t && *t < *fp32)
+          c.add("tensor-below-vector", fmt::format("{} peak {} TFLOPS is below the fp32 vector peak {} TFLOPS", name(p),
+                                                   util::format_number(*t), util::format_number(*fp32)));
+    }
+    for (auto [lo, hi] : {std::pair{Precision::fp8, Precision::fp16}, std::pair{Precision::fp4, Precision::fp8},
+                          std::pair{Precision::int4, Precision::int8}, std::pair{Precision::fp16, Precision::tf32}}) {
+      auto l = peak(lo), h = peak(hi);
+      if (l && h && *l < *h)
+        c.add("precision-order", fmt::format("{} peak {} is below {} peak {}", name(lo), util::format_number(*l),
+                                             name(hi), util::format_number(*h)));
+    }
+
+    auto positive = [&](const char* field, std::optional<double> v) {
+      if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("{} must be positive, got {}", field, util::format_number(*v)));
+    };
+    positive("memory_bytes", g.memory_bytes);
+    positive("memory_bandwidth_gbs", g.memory_bandwidth_gbs);
+    positive("tdp_w", g.tdp_w);
+    positive("launch_msrp_usd", g.launch_msrp_usd);
+    positive("street_price_usd", g.street.usd);
+    positive("used_price_usd", g.used.usd);
+    positive("interconnect_gbs", g.interconnect_gbs);
+    for (auto p : kPrecisions) {
+      auto v = peak(p);
+      if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("peak_tflops.{} must be positive, got {}", name(p), *v));
+    }
+
+    if ((g.power_min_w && *g.power_min_w > g.tdp_w) || (g.power_max_w && *g.power_max_w < g.tdp_w) ||
+        (g.power_min_w && g.power_max_w && *g.power_min_w > *g.power_max_w))
+      c.add("power-range", fmt::format("TDP {} W is outside the power range {}..{} W", g.tdp_w,
+                                       g.power_min_w ? util::format_number(*g.power_min_w) : "?",
+                                       g.power_max_w ? util::format_number(*g.power_max_w) : "?"));
+
+    if (g.vendor == "nvidia") {
+      bool ok = g.compute_capability && g.compute_capability->size() >= 3 &&
+                std::isdigit(static_cast<unsigned char>((*g.compute_capability)[0])) &&
+                g.compute_capability->find('.') != std::string::npos;
+      if (!ok) c.add("compute-capability", "NVIDIA GPU needs a compute_capability like \"8.9\"");
+    } else if (g.compute_capability) {
+      c.add("compute-capability", fmt::format("compute_capability is NVIDIA's; {} GPUs have none", g.vendor));
+    }
+
+    if (g.sources.empty()) c.add("missing-source", "no sources: every number needs a public source");
+    for (std::size_t i = 0; i < g.sources.size(); ++i)
+      if (g.sources[i].url.empty() && g.sources[i].title.empty())
+        c.add("missing-source", fmt::format("source {} has neither title nor url", i + 1));
+    if (!months_of(g.as_of)) c.add("missing-as-of", fmt::format("as_of {} is not a date like 2026-11-29", util::quote(g.as_of)));
+
+    for (auto [label, price] : {std::pair<const char*, const Price*>{"street_price", &g.street}, {"used_price", &g.used}}) {
+      if (!price->usd) continue;
+      if (!price->source) c.add("missing-source", fmt::format("{}_usd has no {}_source", label, label));
+      auto m = months_of(price->as_of);
+      if (!m) {
+        c.add("missing-as-of", fmt::format("{}_usd has no {}_as_of date", label, label));
+      } else if (now && *now - *m > 12) {
+        c.add("stale-price", fmt::format("{} {} is from {}, more than 12 months before {}", label,
+                                         util::format_money(*price->usd), price->as_of, today));
+      }
+    }
+    if (!g.street.usd && !g.used.usd && !g.launch_msrp_usd)
+      c.add("missing-price", "no street price, used price or launch MSRP: budget checks cannot price this GPU");
+  }
+  return out;
+}
+
+}  // namespace gpuadvisor::catalog

@@ -1,0 +1,150 @@
+#include "gpuadvisor/cli/cli.h"
+
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "context.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/version.h"
+
+namespace gpuadvisor::cli {
+namespace {
+
+// The one subcommand table: it fixes the order in --help and feeds "did you mean".
+struct Command {
+  std::string_view name;
+  void (*setup)(CLI::App&, Context&);
+};
+constexpr Command kCommands[] = {
+    {"catalog", setup_catalog},
+};
+
+void print_help(std::ostream& os, const std::string& text) {
+  os << text;
+  if (!text.empty() && text.back() != '\n') os << '\n';
+}
+
+void setup_logging(std::ostream& err, int verbosity) {
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err);
+  auto logger = std::make_shared<spdlog::logger>("gpuadvisor", sink);
+  logger->set_pattern("gpuadvisor: %l: %v");
+  logger->set_level(verbosity > 0 ? spdlog::level::debug : verbosity < 0 ? spdlog::level::err : spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+// The deepest subcommand selected so far (for "did you mean" on its own subcommands).
+const CLI::App* deepest(const CLI::App* app) {
+  for (const auto* sub : app->get_subcommands())
+    if (sub->parsed()) return deepest(sub);
+  return app;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Context ctx(out, err);
+  // Logging is set up before parsing so that parse-time work can log.
+  int verbosity = 0;
+  for (const auto& a : args) {
+    if (a == "-v" || a == "--verbose") verbosity = 1;
+    if (a == "-q" || a == "--quiet") verbosity = -1;
+  }
+  setup_logging(err, verbosity);
+  CLI::App app{"gpuadvisor: which GPUs, how many, how much memory, how fast, at what cost.", "gpuadvisor"};
+  app.set_version_flag("--version", std::string("gpuadvisor ") + kVersion);
+  app.require_subcommand(1);
+  app.fallthrough();
+  bool verbose_flag = false, quiet_flag = false;  // read before parsing, above
+  app.add_flag("-v,--verbose", verbose_flag, "More log output on stderr");
+  app.add_flag("-q,--quiet", quiet_flag, "Only errors on stderr");
+  app.footer(
+      "Examples:\n"
+      "  gpuadvisor recommend --model 10B --budget 3000\n"
+      "  gpuadvisor memory --model llama-3.1-8b --task qlora --gpu rtx-4090\n"
+      "  gpuadvisor catalog show 4090\n"
+      "\nExit codes: 0 ok, 1 the answer is no (nothing fits, a check failed), 2 usage or input error,\n"
+      "3 internal error. Documentation: docs/ in the source tree, and 'man gpuadvisor'.");
+  for (const auto& c : kCommands) c.setup(app, ctx);
+
+  // "unknown command 'recomend', did you mean 'recommend'?" before CLI11 sees it, for commands
+  // and the subcommands of a command (catalog list, models show, ...).
+  const CLI::App* level = &app;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.empty() || a[0] == '-') {
+      if (level == &app) continue;
+      break;  // options of a command: its positionals may follow, leave them to CLI11
+    }
+    std::vector<std::string> names;
+    for (const auto* s : level->get_subcommands({})) names.push_back(s->get_name());
+    if (names.empty()) break;
+    if (std::find(names.begin(), names.end(), a) == names.end()) {
+      std::string what = level == &app ? "command" : level->get_name() + " command";
+      std::string hint = util::did_you_mean(a, names);
+      err << fmt::format("gpuadvisor: error: unknown {} {}{}\n", what, util::quote(a),
+                         hint.empty() ? fmt::format(" (expected one of: {})", util::join(names, ", ")) : hint);
+      return static_cast<int>(Exit::usage);
+    }
+    level = level->get_subcommand(a);
+  }
+
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    try {
+      app.parse(rev);
+    } catch (const CLI::CallForHelp&) {
+      print_help(out, app.help());
+      return 0;
+    } catch (const CLI::CallForAllHelp&) {
+      print_help(out, app.help("", CLI::AppFormatMode::All));
+      return 0;
+    } catch (const CLI::CallForVersion&) {
+      out << "gpuadvisor " << kVersion << "\n";
+      return 0;
+    } catch (const CLI::ExtrasError& e) {
+      const CLI::App* at = deepest(&app);
+      std::vector<std::string> subs;
+      for (const auto* s : at->get_subcommands({})) subs.push_back(s->get_name());
+      std::string extra = rev.empty() ? "" : rev.back();
+      std::string hint = subs.empty() ? "" : util::did_you_mean(extra, subs);
+      if (!subs.empty() && !extra.empty() && extra[0] != '-')
+        err << fmt::format("gpuadvisor: error: unknown {} command {}{}\n", at->get_name(), util::quote(extra),
+                           hint.empty() ? fmt::format(" (expected one of: {})", util::join(subs, ", ")) : hint);
+      else
+        err << "gpuadvisor: error: " << e.what() << "\n";
+      return static_cast<int>(Exit::usage);
+    } catch (const CLI::ParseError& e) {
+      std::string msg = e.what();
+      if (msg.find("A subcommand is required") != std::string::npos) {
+        const CLI::App* at = deepest(&app);
+        std::string parents;
+        for (const CLI::App* p = at->get_parent(); p; p = p->get_parent())
+          parents = p->get_name() + (parents.empty() ? "" : " " + parents);
+        print_help(err, at->help(parents));
+        return static_cast<int>(Exit::usage);
+      }
+      err << "gpuadvisor: error: " << msg << "\n";
+      return static_cast<int>(Exit::usage);
+    }
+  } catch (const Error& e) {
+    err << "gpuadvisor: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    err << "gpuadvisor: internal error: " << e.what() << "\n";
+    return static_cast<int>(Exit::internal);
+  }
+  return static_cast<int>(ctx.exit);
+}
+
+int run(int argc, const char* const* argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int code = run(args, std::cout, std::cerr);
+  std::cout.flush();
+  return code;
+}
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,55 @@
+#pragma once
+// State shared by the subcommands of one invocation: streams, common options, lazily loaded data.
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/report/output.h"
+#include "gpuadvisor/util/error.h"
+
+namespace gpuadvisor::cli {
+
+struct Context {
+  Context(std::ostream& o, std::ostream& e) : out(o), err(e), style(report::Style::detect()) {}
+  std::ostream& out;
+  std::ostream& err;
+  report::Style style;
+
+  // Common options (every command has --format; data overrides where they matter).
+  std::string format = "table";
+  std::vector<std::string> catalog_files;
+  std::vector<std::string> model_files;
+  std::vector<std::string> price_files;
+  std::vector<std::string> rule_files;
+
+  Exit exit = Exit::ok;
+
+  /// The merged GPU catalog (embedded + GPUADVISOR_CATALOG + --catalog files), loaded once.
+  const catalog::Catalog& catalog();
+  /// --format checked against what the command supports.
+  report::Format output_format(std::span<const report::Format> allowed) const;
+  /// "YYYY-MM-DD" today, or GPUADVISOR_TODAY when set (for reproducible outputs).
+  std::string today() const;
+
+ private:
+  std::optional<catalog::Catalog> catalog_;
+};
+
+/// The formats most commands take.
+inline constexpr report::Format kTabular[] = {report::Format::table, report::Format::json, report::Format::csv,
+                                              report::Format::markdown};
+
+/// Adds --format to a subcommand.
+void add_format_option(CLI::App& app, Context& ctx);
+/// Adds --catalog FILE (repeatable).
+void add_catalog_option(CLI::App& app, Context& ctx);
+
+// One setup function per subcommand (src/cli/cmd_<name>.cpp).
+void setup_catalog(CLI::App& app, Context& ctx);
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,295 @@
+#include "gpuadvisor/util/json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/util/text.h"
+
+namespace gpuadvisor::util {
+namespace {
+
+std::pair<int, int> line_col(std::string_view text, std::size_t offset) {
+  int line = 1, col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// Depth check before handing text to nlohmann, so hostile nesting costs nothing.
+std::optional<std::size_t> too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// Walks well-formed JSON text and records the line of every value by JSON pointer.
+class LineIndexer {
+ public:
+  LineIndexer(std::string_view t, std::map<std::string, int>& out) : t_(t), out_(out) {}
+  void run() { value(""); }
+
+ private:
+  std::string_view t_;
+  std::map<std::string, int>& out_;
+  std::size_t i_ = 0;
+  int line_ = 1;
+
+  void ws() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) {
+      if (t_[i_] == '\n') ++line_;
+      ++i_;
+    }
+  }
+  std::string string() {
+    std::string s;
+    ++i_;  // opening quote
+    while (i_ < t_.size() && t_[i_] != '"') {
+      if (t_[i_] == '\\' && i_ + 1 < t_.size()) {
+        s.push_back(t_[i_ + 1]);
+        i_ += 2;
+        continue;
+      }
+      s.push_back(t_[i_++]);
+    }
+    ++i_;
+    return s;
+  }
+  static std::string escape(const std::string& key) {
+    std::string out;
+    for (char c : key) {
+      if (c == '~') out += "~0";
+      else if (c == '/') out += "~1";
+      else out += c;
+    }
+    return out;
+  }
+  void value(const std::string& ptr, int key_line = 0) {
+    ws();
+    out_[ptr] = key_line ? key_line : line_;
+    if (i_ >= t_.size()) return;
+    char c = t_[i_];
+    if (c == '{') {
+      ++i_;
+      ws();
+      if (i_ < t_.size() && t_[i_] == '}') { ++i_; return; }
+      while (i_ < t_.size()) {
+        ws();
+        int kl = line_;
+        std::string key = string();
+        ws();
+        ++i_;  // ':'
+        value(ptr + "/" + escape(key), kl);
+        ws();
+        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+        ++i_;  // '}'
+        return;
+      }
+    } else if (c == '[') {
+      ++i_;
+      ws();
+      if (i_ < t_.size() && t_[i_] == ']') { ++i_; return; }
+      for (int n = 0; i_ < t_.size(); ++n) {
+        value(ptr + "/" + std::to_string(n));
+        ws();
+        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+        ++i_;  // ']'
+        return;
+      }
+    } else if (c == '"') {
+      string();
+    } else {
+      while (i_ < t_.size() && t_[i_] != ',' && t_[i_] != '}' && t_[i_] != ']' && t_[i_] != ' ' &&
+             t_[i_] != '\n' && t_[i_] != '\r' && t_[i_] != '\t')
+        ++i_;
+    }
+  }
+};
+
+}  // namespace
+
+Result<std::string> read_file(const std::string& path) {
+  std::string data;
+  if (path == "-") {
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+      data.append(buf, n);
+      if (data.size() > kMaxInputBytes)
+        return Result<std::string>::fail(fmt::format("<stdin>: input larger than {} MiB", kMaxInputBytes >> 20));
+    }
+    return data;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Result<std::string>::fail(fmt::format("{}: cannot open file", path));
+  in.seekg(0, std::ios::end);
+  auto size = in.tellg();
+  if (size < 0) return Result<std::string>::fail(fmt::format("{}: cannot read file", path));
+  if (static_cast<std::size_t>(size) > kMaxInputBytes)
+    return Result<std::string>::fail(fmt::format("{}: file larger than {} MiB", path, kMaxInputBytes >> 20));
+  in.seekg(0);
+  data.assign(std::istreambuf_iterator<char>(in), {});
+  if (in.bad()) return Result<std::string>::fail(fmt::format("{}: cannot read file", path));
+  return data;
+}
+
+Result<JsonDoc> JsonDoc::parse(std::string text, std::string origin) {
+  if (trim(text).empty()) return Result<JsonDoc>::fail(fmt::format("{}: empty file, expected JSON", origin));
+  if (auto at = too_deep(text)) {
+    auto [l, c] = line_col(text, *at);
+    return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: JSON nested deeper than {} levels", origin, l, c, kMaxJsonDepth));
+  }
+  JsonDoc doc;
+  doc.origin_ = std::move(origin);
+  try {
+    doc.root_ = std::make_shared<const Json>(Json::parse(text));
+  } catch (const nlohmann::json::parse_error& e) {
+    auto [l, c] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column 2:
+    // syntax error while parsing value - invalid literal; last read: 'x'"; keep the part after
+    // the position.
+    std::string what = e.what();
+    auto pos = what.find(": ", what.find("parse error"));
+    what = pos == std::string::npos ? what : what.substr(pos + 2);
+    std::string q = quote(what, 200);
+    return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: malformed JSON: {}", doc.origin_, l, c, q.substr(1, q.size() - 2)));
+  }
+  doc.text_ = std::make_shared<const std::string>(std::move(text));
+  return doc;
+}
+
+Result<JsonDoc> JsonDoc::load(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return Result<JsonDoc>::fail(text.error());
+  return parse(std::move(text).value(), path == "-" ? "<stdin>" : path);
+}
+
+int JsonDoc::line_of(const std::string& pointer) const {
+  if (!text_) return 0;
+  if (!lines_) {
+    lines_ = std::make_shared<std::map<std::string, int>>();
+    LineIndexer(*text_, *lines_).run();
+  }
+  auto it = lines_->find(pointer);
+  return it == lines_->end() ? 0 : it->second;
+}
+
+std::string JsonDoc::where(const std::string& pointer) const {
+  int l = line_of(pointer);
+  return l ? fmt::format("{}:{}", origin_, l) : origin_;
+}
+
+std::string json_snippet(const Json& v) {
+  std::string s = v.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+Fields::Fields(const JsonDoc& doc, const Json& obj, std::string pointer, std::string label)
+    : doc_(doc), obj_(obj), pointer_(std::move(pointer)), label_(std::move(label)) {
+  if (!obj_.is_object())
+    throw Error(fmt::format("{}: {}expected an object, got {}", doc_.where(pointer_),
+                            label_.empty() ? "" : label_ + ": ", json_snippet(obj_)));
+}
+
+void Fields::fail(const std::string& key, const std::string& what) const {
+  std::string p = pointer(key);
+  std::string at = doc_.line_of(p) ? doc_.where(p) : doc_.where(pointer_);
+  throw Error(fmt::format("{}: {}field '{}': {}", at, label_.empty() ? "" : label_ + ": ", key, what));
+}
+
+bool Fields::has(const std::string& key) const {
+  auto it = obj_.find(key);
+  return it != obj_.end() && !it->is_null();
+}
+
+const Json& Fields::raw(const std::string& key) const {
+  auto it = obj_.find(key);
+  if (it == obj_.end()) fail(key, "missing");
+  return *it;
+}
+
+std::string Fields::str(const std::string& key) const {
+  const Json& v = raw(key);
+  if (!v.is_string()) fail(key, "expected a string, got " + json_snippet(v));
+  return v.get<std::string>();
+}
+
+std::optional<std::string> Fields::opt_str(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return str(key);
+}
+
+double Fields::num(const std::string& key) const {
+  const Json& v = raw(key);
+  if (!v.is_number()) fail(key, "expected a number, got " + json_snippet(v));
+  double d = v.get<double>();
+  if (!std::isfinite(d)) fail(key, "expected a finite number, got " + json_snippet(v));
+  return d;
+}
+
+std::optional<double> Fields::opt_num(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return num(key);
+}
+
+std::int64_t Fields::integer(const std::string& key, std::int64_t lo, std::int64_t hi) const {
+  const Json& v = raw(key);
+  std::int64_t out = 0;
+  if (v.is_number_unsigned()) {
+    auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi)) fail(key, fmt::format("expected a whole number from {} to {}, got {}", lo, hi, json_snippet(v)));
+    out = static_cast<std::int64_t>(u);
+  } else if (v.is_number_integer()) {
+    out = v.get<std::int64_t>();
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>() &&
+             std::fabs(v.get<double>()) < 9e18) {
+    out = static_cast<std::int64_t>(v.get<double>());
+  } else {
+    fail(key, "expected a whole number, got " + json_snippet(v));
+  }
+  if (out < lo || out > hi) fail(key, fmt::format("expected a whole number from {} to {}, got {}", lo, hi, json_snippet(v)));
+  return out;
+}
+
+std::optional<std::int64_t> Fields::opt_integer(const std::string& key, std::int64_t lo, std::int64_t hi) const {
+  if (!has(key)) return std::nullopt;
+  return integer(key, lo, hi);
+}
+
+bool Fields::boolean(const std::string& key) const {
+  const Json& v = raw(key);
+  if (!v.is_boolean()) fail(key, "expected true or false, got " + json_snippet(v));
+  return v.get<bool>();
+}
+
+std::optional<bool> Fields::opt_bool(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return boolean(key);
+}
+
+}  // namespace gpuadvisor::util
