@@ -20,7 +20,9 @@ struct Command {
   void (*setup)(CLI::App&, Context&);
 };
 constexpr Command kCommands[] = {
+    {"memory", setup_memory},
     {"catalog", setup_catalog},
+    {"models", setup_models},
 };
 
 void print_help(std::ostream& os, const std::string& text) {

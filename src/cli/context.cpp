@@ -22,6 +22,52 @@ const catalog::Catalog& Context::catalog() {
   return *catalog_;
 }
 
+const catalog::ModelSet& Context::models() {
+  if (!models_) models_ = catalog::ModelSet::load(model_files);
+  return *models_;
+}
+
+const catalog::Gpu& Context::gpu(const std::string& query) {
+  auto r = catalog().resolve(query);
+  if (!r) throw Error("--gpu: " + r.error());
+  return **r;
+}
+
+estimate::Workload Context::workload(const estimate::WorkloadInput& flags, estimate::WorkloadSet* set) {
+  estimate::WorkloadInput in = flags;
+  if (!flags.profile.empty()) {
+    auto doc = util::JsonDoc::load(flags.profile);
+    if (!doc) throw Error(doc.error());
+    in = estimate::merge_profile(*doc, "", flags);
+  }
+  return estimate::make_workload(in, models(), set);
+}
+
+void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& ctx) {
+  auto* g = "Workload";
+  app.add_option("--model", in.model, "Model preset (llama-3.1-8b; see 'models list') or a size (7B, 350M, 1.5T)")->group(g);
+  app.add_option("--model-config", in.model_config, "Hugging Face config.json to read the architecture from")->group(g)->type_name("FILE");
+  app.add_option("--model-file", in.model_file, "A .safetensors, .safetensors.index.json or .gguf file: exact weight sizes from its header")->group(g)->type_name("FILE");
+  app.add_option("--profile", in.profile, "A JSON workload (fields as these flags, snake_case); flags override it")->group(g)->type_name("FILE");
+  app.add_option("--task", in.task, "inference (default), train, lora or qlora")->group(g);
+  app.add_option("--precision", in.precision, "fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0")->group(g);
+  app.add_option("--optimizer", in.optimizer, "adamw (default), adam, sgd, adafactor, adamw-8bit")->group(g);
+  app.add_option("--batch", in.batch, "Batch size (micro-batch per GPU for training; concurrent sequences for inference)")->group(g);
+  app.add_option("--seq-len,--context", in.seq_len, "Sequence length (training) or context length (inference), tokens")->group(g);
+  app.add_option("--gpus", in.gpus, "Number of GPUs")->group(g);
+  app.add_option("--zero", in.zero, "ZeRO stage 0-3 or fsdp (= 3), training only")->group(g);
+  app.add_option("--tp", in.tp, "Tensor-parallel degree")->group(g);
+  app.add_option("--pp", in.pp, "Pipeline-parallel degree")->group(g);
+  app.add_option("--checkpointing", in.checkpointing, "Activation checkpointing: none, selective, full")->group(g);
+  app.add_option("--flash-attention", in.flash_attention, "on (default) or off")->group(g);
+  app.add_option("--lora-rank", in.lora_rank, "LoRA rank (default 16)")->group(g);
+  app.add_option("--lora-targets", in.lora_targets, "Adapted matrices: q,k,v,o,gate,up,down, or all, attn, mlp")->group(g);
+  app.add_option("--kv-precision", in.kv_precision, "KV-cache precision: fp16 (default), bf16, fp8, int8, int4, fp32")->group(g);
+  app.add_option("--tokens", in.tokens, "Training tokens (300B, 2T)")->group(g);
+  app.add_option("--mfu", in.mfu, "Model FLOPs utilisation to assume (0-1), overriding the calibrated value")->group(g);
+  app.add_option("--models", ctx.model_files, "Extra model presets file (JSON, as data/models.json); repeatable")->group(g)->type_name("FILE");
+}
+
 report::Format Context::output_format(std::span<const report::Format> allowed) const {
   auto f = report::parse_format(format, allowed);
   if (!f) throw Error(f.error());

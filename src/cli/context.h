@@ -8,7 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
 #include "gpuadvisor/util/error.h"
 
@@ -31,6 +34,13 @@ struct Context {
 
   /// The merged GPU catalog (embedded + GPUADVISOR_CATALOG + --catalog files), loaded once.
   const catalog::Catalog& catalog();
+  /// The model presets (embedded + --models files), loaded once.
+  const catalog::ModelSet& models();
+  const catalog::Efficiency& efficiency() const { return catalog::Efficiency::embedded(); }
+  /// Resolves a GPU name or throws Error (exit 2) with the suggestion.
+  const catalog::Gpu& gpu(const std::string& query);
+  /// Builds the workload from flags and --profile (flags win).
+  estimate::Workload workload(const estimate::WorkloadInput& in, estimate::WorkloadSet* set = nullptr);
   /// --format checked against what the command supports.
   report::Format output_format(std::span<const report::Format> allowed) const;
   /// "YYYY-MM-DD" today, or GPUADVISOR_TODAY when set (for reproducible outputs).
@@ -38,6 +48,7 @@ struct Context {
 
  private:
   std::optional<catalog::Catalog> catalog_;
+  std::optional<catalog::ModelSet> models_;
 };
 
 /// The formats most commands take.
@@ -49,7 +60,12 @@ void add_format_option(CLI::App& app, Context& ctx);
 /// Adds --catalog FILE (repeatable).
 void add_catalog_option(CLI::App& app, Context& ctx);
 
+/// Adds the shared workload flags (--model, --task, --precision, ...; docs/workload.md).
+void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& ctx);
+
 // One setup function per subcommand (src/cli/cmd_<name>.cpp).
 void setup_catalog(CLI::App& app, Context& ctx);
+void setup_models(CLI::App& app, Context& ctx);
+void setup_memory(CLI::App& app, Context& ctx);
 
 }  // namespace gpuadvisor::cli

@@ -116,3 +116,9 @@ std::string quote(std::string_view s, std::size_t max_len) {
 }
 
 }  // namespace gpuadvisor::util
+
+namespace gpuadvisor::util {
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+}  // namespace gpuadvisor::util

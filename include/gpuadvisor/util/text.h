@@ -13,6 +13,7 @@ std::string trim(std::string_view s);
 /// Lower-case with every character that is not a letter or digit removed: "RTX 4090" -> "rtx4090".
 std::string squash(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(std::span<const std::string> parts, std::string_view sep);
 

@@ -1,0 +1,66 @@
+#pragma once
+/// The memory estimator: per GPU, what a workload needs, line by line, with the formula behind
+/// each line and the assumptions made (docs/methodology.md, "Memory").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog/efficiency.h"
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/estimate/workload.h"
+
+namespace gpuadvisor::estimate {
+
+struct MemoryLine {
+  std::string id;       ///< weights, quantization_constants, gradients, master_weights, optimizer_state,
+                        ///< adapters, activations, logits, kv_cache, cuda_context, fragmentation
+  std::string label;    ///< for people
+  double per_gpu_bytes = 0;
+  double total_bytes = 0;  ///< summed over all GPUs of the job
+  std::string formula;  ///< how it was computed, in one line
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryLine> lines;
+  double per_gpu_bytes = 0;
+  double total_bytes = 0;
+  bool activations_known = true;  ///< false for vision presets without a published figure
+  std::vector<std::string> assumptions;
+
+  double line(const std::string& id) const;  ///< per-GPU bytes of a line, 0 if absent
+};
+
+/// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O.
+MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff);
+
+/// Bytes per element of a KV-cache precision.
+double kv_bytes_per_element(const std::string& kv_precision);
+/// KV-cache bytes per token of context (whole model, one sequence, before tensor parallelism).
+double kv_bytes_per_token(const catalog::Model& m, const std::string& kv_precision);
+/// Activation bytes of one transformer layer for one micro-batch in 16-bit, no recomputation:
+/// Korthikanti et al. 2022, eq. 1, s*b*h*(34 + 5*a*s/h), generalised term by term to gated MLPs
+/// and grouped KV heads (equal to the paper's for GPT-style layers); `flash` drops 5*a*s^2*b.
+double activation_bytes_per_layer(const catalog::Model& m, double seq, double batch, bool flash);
+
+/// Fraction of GPU memory left free by default: serving engines do not allocate all of it
+/// (vLLM's gpu_memory_utilization defaults to 0.9), and a job planned to the last byte fails.
+inline constexpr double kDefaultHeadroom = 0.10;
+
+struct FitResult {
+  bool fits = false;
+  double capacity_bytes = 0;
+  double usable_bytes = 0;                   ///< capacity x (1 - headroom)
+  double headroom_bytes = 0;                 ///< usable - need (negative: short by)
+  std::optional<long long> max_batch;        ///< largest batch that fits (nullopt: not even 1)
+  std::optional<long long> max_seq_len;      ///< longest sequence/context at this batch
+  bool max_seq_capped = false;               ///< max_seq_len is the model's own limit
+};
+
+/// Does the workload fit on `gpu` (w.gpus of them), keeping `headroom` of its memory free? With
+/// the largest batch and context that fit.
+FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+              double headroom = kDefaultHeadroom);
+
+util::Json to_json(const MemoryEstimate& m);
+
+}  // namespace gpuadvisor::estimate

@@ -1,0 +1,101 @@
+#pragma once
+/// The workload: one struct shared by every command that takes one (memory, estimate, cost,
+/// compare, recommend, check). Built from flags and/or a JSON profile, validated, with the
+/// defaults it took recorded as assumptions.
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/util/json.h"
+
+namespace gpuadvisor::estimate {
+
+enum class Task { inference, train, lora, qlora };
+std::string_view name(Task t);
+std::optional<Task> task_from(std::string_view s);
+inline bool is_training(Task t) { return t != Task::inference; }
+
+/// How weights are stored, and the precision the math runs at.
+struct WeightFormat {
+  std::string_view id;
+  double bits;             ///< average bits per weight, quantization scales included
+  double payload_bits;     ///< bits of the quantized values alone (the rest are constants)
+  catalog::Precision compute;
+  bool embeddings_16bit;   ///< embeddings and LM head stay 16-bit (bitsandbytes, GPTQ, AWQ)
+  std::string_view note;   ///< where the bits figure comes from
+};
+std::span<const WeightFormat> weight_formats();
+const WeightFormat* find_format(std::string_view id);
+
+/// Optimizer state per trainable parameter, beyond the weights and gradients.
+struct OptimizerInfo {
+  std::string_view id;
+  double master_bytes;  ///< fp32 master copy in mixed precision (0 in pure fp32 training)
+  double state_bytes;   ///< momentum/variance etc.
+  std::string_view note;
+};
+std::span<const OptimizerInfo> optimizers();
+const OptimizerInfo* find_optimizer(std::string_view id);
+
+/// What the user asked for, as text, before validation (flags or profile fields).
+struct WorkloadInput {
+  std::string model, model_config, model_file;
+  std::string task, precision, optimizer, batch, seq_len, gpus, zero, tp, pp, checkpointing, flash_attention;
+  std::string lora_rank, lora_targets, kv_precision, tokens, mfu;
+  std::string profile;  ///< --profile FILE
+  /// Where each field came from, for messages: "--batch" or "profile.json:4: field 'batch'".
+  std::map<std::string, std::string> where;
+  /// The label for field `key` (a flag name unless a profile set it).
+  std::string label(const std::string& key) const;
+};
+
+struct Workload {
+  catalog::Model model;
+  Task task = Task::inference;
+  std::string precision;  ///< a WeightFormat id
+  std::string optimizer = "adamw";
+  long long batch = 1;
+  long long seq_len = 0;
+  int gpus = 1;
+  int zero = 0;
+  int tp = 1;
+  int pp = 1;
+  std::string checkpointing = "none";  ///< none, selective, full
+  bool flash_attention = true;
+  int lora_rank = 16;
+  std::vector<std::string> lora_targets;  ///< q, k, v, o, gate, up, down
+  std::string kv_precision = "fp16";
+  double tokens = 0;  ///< training tokens, 0 = not given
+  std::optional<double> mfu;
+  std::vector<std::string> assumptions;  ///< every default taken, in words
+
+  const WeightFormat& format() const;
+  int dp() const { return gpus / (tp * pp); }
+};
+
+/// Which fields were set explicitly (so that recommend can vary the others).
+struct WorkloadSet {
+  bool precision = false, gpus = false, batch = false, seq_len = false, task = false, tp = false, zero = false;
+};
+
+/// Validates the input and fills defaults. Throws Error (exit 2) naming the flag or profile field.
+Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models, WorkloadSet* set = nullptr);
+
+/// Reads a profile (JSON workload) into WorkloadInput; flags already set in `flags` win.
+WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags);
+
+/// The default weight format for a task (fp16 inference, bf16 training, nf4 for QLoRA).
+std::string default_precision(Task t);
+
+/// Re-checks the parallel layout after a change of gpus/tp/pp (recommend varies them).
+/// Returns an error message or "".
+std::string check_layout(const Workload& w);
+
+util::Json to_json(const Workload& w);
+
+}  // namespace gpuadvisor::estimate

@@ -1,0 +1,51 @@
+#include "gpuadvisor/catalog/efficiency.h"
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/catalog/embedded.h"
+
+namespace gpuadvisor::catalog {
+
+Efficiency Efficiency::parse(const util::JsonDoc& doc) {
+  Efficiency e;
+  util::Fields top(doc, doc.root(), "", "");
+  const auto& arr = top.raw("factors");
+  if (!arr.is_array()) top.fail("factors", "expected an array");
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    util::Fields f(doc, arr[i], "/factors/" + std::to_string(i), "");
+    Factor x;
+    x.id = f.str("id");
+    x.kind = f.opt_str("kind").value_or("");
+    x.low = f.num("low");
+    x.typical = f.num("typical");
+    x.high = f.num("high");
+    if (!(x.low <= x.typical && x.typical <= x.high))
+      f.fail("typical", fmt::format("expected low <= typical <= high, got {} {} {}", x.low, x.typical, x.high));
+    x.method = f.opt_str("method").value_or("");
+    if (f.has("derived_from"))
+      for (const auto& d : f.raw("derived_from"))
+        if (d.is_string()) x.derived_from.push_back(d.get<std::string>());
+    x.sources = read_sources(f);
+    e.factors_[x.id] = std::move(x);
+  }
+  return e;
+}
+
+const Efficiency& Efficiency::embedded() {
+  static const Efficiency e = [] {
+    auto text = embedded::find("efficiency.json");
+    if (!text) throw Error("embedded efficiency data missing", Exit::internal);
+    auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/efficiency.json");
+    if (!doc) throw Error(doc.error(), Exit::internal);
+    return parse(*doc);
+  }();
+  return e;
+}
+
+const Factor& Efficiency::get(const std::string& id) const {
+  auto it = factors_.find(id);
+  if (it == factors_.end()) throw Error(fmt::format("efficiency factor '{}' missing from data", id), Exit::internal);
+  return it->second;
+}
+
+}  // namespace gpuadvisor::catalog

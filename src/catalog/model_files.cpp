@@ -1,0 +1,787 @@
+// Model descriptions users already have: Hugging Face config.json, and the headers of safetensors
+// and GGUF weight files. Headers only: weights are never read, every length is checked against the
+// real file size before anything is read or allocated.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/util/text.h"
+
+namespace gpuadvisor::catalog {
+namespace {
+
+namespace fs = std::filesystem;
+using util::Fields;
+using util::quote;
+
+// ------------------------------------------------------------------------------------------------
+// config.json
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> types = {"bert",  "deepseek_v3", "falcon", "gemma", "gemma2",
+                                                 "gpt2",  "llama",       "mistral", "mixtral", "phi3",
+                                                 "qwen2", "qwen2_moe",   "t5"};
+  return types;
+}
+
+// Generous bounds: they only stop nonsense (negative, zero, absurd) from reaching the estimators.
+constexpr std::int64_t kMaxLayers = 100'000;
+constexpr std::int64_t kMaxWidth = 1 << 24;
+constexpr std::int64_t kMaxHeads = 1 << 16;
+constexpr std::int64_t kMaxVocab = std::int64_t{1} << 31;
+constexpr std::int64_t kMaxContext = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxExperts = 1 << 16;
+
+// The first of `keys` present in the config, as a whole number in [lo, hi].
+std::optional<std::int64_t> first_int(const Fields& f, std::initializer_list<const char*> keys, std::int64_t lo,
+                                      std::int64_t hi) {
+  for (const char* k : keys)
+    if (f.has(k)) return f.integer(k, lo, hi);
+  return std::nullopt;
+}
+
+// Like first_int, but a config without any of `keys` is an error naming all of them.
+std::int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, std::int64_t lo, std::int64_t hi,
+                      std::string_view what) {
+  if (auto v = first_int(f, keys, lo, hi)) return *v;
+  std::string also;
+  for (auto it = keys.begin() + 1; it != keys.end(); ++it) also += fmt::format("{}'{}'", also.empty() ? "" : ", ", *it);
+  f.fail(*keys.begin(), fmt::format("missing{}; {} is required", also.empty() ? "" : " (also looked for " + also + ")",
+                                    what));
+}
+
+int as_int(std::int64_t v) { return static_cast<int>(v); }
+
+}  // namespace
+
+Model model_from_hf_config(const util::JsonDoc& doc) {
+  Fields f(doc, doc.root(), "", "");
+  if (!f.has("model_type"))
+    f.fail("model_type", fmt::format("missing; gpuadvisor reads configs of model type {}",
+                                     util::join(supported_model_types(), ", ")));
+  std::string type = f.str("model_type");
+  // Early Falcon checkpoints carry their pre-release model type names.
+  if (type == "RefinedWeb" || type == "RefinedWebModel") type = "falcon";
+  const auto& types = supported_model_types();
+  if (std::find(types.begin(), types.end(), type) == types.end())
+    f.fail("model_type", fmt::format("unsupported model type {}{} (supported: {})", quote(type),
+                                     util::did_you_mean(type, types), util::join(types, ", ")));
+
+  const bool gpt2 = type == "gpt2", bert = type == "bert", t5 = type == "t5", falcon = type == "falcon";
+  const bool deepseek = type == "deepseek_v3", mixtral = type == "mixtral", qwen_moe = type == "qwen2_moe";
+  const bool gemma = type == "gemma" || type == "gemma2";
+
+  Model m;
+  m.origin = doc.origin();
+  // The docs/data-format.md family names; qwen2_moe shares qwen2's q/k/v biases, which
+  // count_params keys on the family.
+  m.family = deepseek ? "deepseek-v3" : qwen_moe ? "qwen2" : type;
+  m.kind = bert ? "encoder" : t5 ? "encoder-decoder" : "decoder";
+  if (auto p = f.opt_str("_name_or_path"); p && !p->empty()) {
+    m.id = *p;
+    m.name = *p;
+  } else {
+    m.id = "config";
+    m.name = fmt::format("{} model from {}", type, doc.origin());
+  }
+
+  // Shape.
+  if (t5) {
+    m.encoder_layers = as_int(need_int(f, {"num_layers"}, 1, kMaxLayers, "the number of encoder layers"));
+    m.layers = as_int(first_int(f, {"num_decoder_layers"}, 1, kMaxLayers).value_or(m.encoder_layers));
+    m.hidden = need_int(f, {"d_model"}, 1, kMaxWidth, "the model width");
+    m.heads = as_int(need_int(f, {"num_heads"}, 1, kMaxHeads, "the number of attention heads"));
+  } else if (gpt2) {
+    m.layers = as_int(need_int(f, {"n_layer", "num_hidden_layers"}, 1, kMaxLayers, "the number of layers"));
+    m.hidden = need_int(f, {"n_embd", "hidden_size"}, 1, kMaxWidth, "the model width");
+    m.heads = as_int(need_int(f, {"n_head", "num_attention_heads"}, 1, kMaxHeads, "the number of attention heads"));
+  } else {
+    m.layers = as_int(need_int(f, {"num_hidden_layers", "n_layer"}, 1, kMaxLayers, "the number of layers"));
+    m.hidden = need_int(f, {"hidden_size", "n_embd"}, 1, kMaxWidth, "the model width");
+    m.heads = as_int(need_int(f, {"num_attention_heads", "n_head"}, 1, kMaxHeads, "the number of attention heads"));
+  }
+  m.vocab = need_int(f, {"vocab_size"}, 1, kMaxVocab, "the vocabulary size");
+
+  // Key/value heads: GQA configs say so; Falcon has its own keys and defaults (multi-query unless
+  // the new decoder architecture gives num_kv_heads).
+  std::string kv_key = "num_key_value_heads";
+  if (falcon) {
+    bool new_arch = f.opt_bool("new_decoder_architecture").value_or(false);
+    kv_key = "num_kv_heads";
+    if (new_arch) {
+      m.kv_heads = as_int(first_int(f, {"num_kv_heads"}, 1, kMaxHeads).value_or(m.heads));
+    } else if (f.opt_bool("multi_query").value_or(true)) {
+      m.kv_heads = 1;
+      kv_key = "multi_query";
+    } else {
+      m.kv_heads = m.heads;
+    }
+  } else {
+    m.kv_heads = as_int(first_int(f, {"num_key_value_heads"}, 1, kMaxHeads).value_or(m.heads));
+  }
+  if (m.heads % m.kv_heads != 0)
+    f.fail(kv_key, fmt::format("{} key/value heads do not divide the {} attention heads", m.kv_heads, m.heads));
+
+  // Multi-head latent attention (DeepSeek): the query/key head is the no-RoPE part plus the RoPE part.
+  if (deepseek || f.has("kv_lora_rank")) {
+    Mla mla;
+    mla.kv_lora_rank = as_int(need_int(f, {"kv_lora_rank"}, 1, kMaxWidth, "the latent KV rank"));
+    mla.q_lora_rank = as_int(first_int(f, {"q_lora_rank"}, 1, kMaxWidth).value_or(0));
+    mla.qk_rope_head_dim = as_int(need_int(f, {"qk_rope_head_dim"}, 1, kMaxWidth, "the RoPE head dimension"));
+    mla.qk_nope_head_dim = as_int(need_int(f, {"qk_nope_head_dim"}, 1, kMaxWidth, "the non-RoPE head dimension"));
+    mla.v_head_dim = as_int(need_int(f, {"v_head_dim"}, 1, kMaxWidth, "the value head dimension"));
+    m.mla = mla;
+    m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  } else if (t5 && f.has("d_kv")) {
+    m.head_dim = f.integer("d_kv", 1, kMaxWidth);
+  } else if (!t5 && f.has("head_dim")) {
+    m.head_dim = f.integer("head_dim", 1, kMaxWidth);
+  } else {
+    if (m.hidden % m.heads != 0)
+      f.fail(t5 ? "num_heads" : gpt2 ? "n_head" : "num_attention_heads",
+             fmt::format("{} heads do not divide the model width {}, and the config gives no {}", m.heads, m.hidden,
+                         t5 ? "d_kv" : "head_dim"));
+    m.head_dim = m.hidden / m.heads;
+  }
+
+  // MLP width and mixture of experts.
+  if (gpt2) {
+    if (auto v = first_int(f, {"n_inner"}, 1, kMaxWidth)) {
+      m.intermediate = *v;
+    } else {
+      m.intermediate = 4 * m.hidden;
+      m.assumptions.push_back("n_inner is null: the GPT-2 default MLP width 4 x n_embd");
+    }
+  } else if (falcon) {
+    if (auto v = first_int(f, {"ffn_hidden_size"}, 1, kMaxWidth)) {
+      m.intermediate = *v;
+    } else {
+      m.intermediate = 4 * m.hidden;
+      m.assumptions.push_back("no ffn_hidden_size: the Falcon default MLP width 4 x hidden_size");
+    }
+  } else if (t5) {
+    m.intermediate = need_int(f, {"d_ff"}, 1, kMaxWidth, "the MLP width");
+  } else if (deepseek || qwen_moe) {
+    // Per-expert width; the dense layers' width goes to moe.dense_intermediate.
+    m.intermediate = need_int(f, {"moe_intermediate_size"}, 1, kMaxWidth, "the expert MLP width");
+  } else {
+    m.intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the MLP width");
+  }
+
+  if (mixtral) {
+    MoE moe;
+    moe.experts = as_int(need_int(f, {"num_local_experts"}, 1, kMaxExperts, "the number of experts"));
+    moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok"}, 1, moe.experts, "the experts per token"));
+    moe.expert_intermediate = m.intermediate;
+    m.moe = moe;
+  } else if (deepseek) {
+    MoE moe;
+    moe.experts = as_int(need_int(f, {"n_routed_experts"}, 1, kMaxExperts, "the number of routed experts"));
+    moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok"}, 1, moe.experts, "the experts per token"));
+    moe.shared_experts = as_int(first_int(f, {"n_shared_experts"}, 0, kMaxExperts).value_or(0));
+    moe.expert_intermediate = m.intermediate;
+    moe.dense_layers = as_int(first_int(f, {"first_k_dense_replace"}, 0, m.layers).value_or(0));
+    if (moe.dense_layers > 0)
+      moe.dense_intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width");
+    if (auto freq = first_int(f, {"moe_layer_freq"}, 1, kMaxLayers); freq && *freq != 1)
+      m.assumptions.push_back(fmt::format("moe_layer_freq {} ignored: every layer after the first {} counted as MoE",
+                                          *freq, moe.dense_layers));
+    m.moe = moe;
+  } else if (qwen_moe) {
+    MoE moe;
+    moe.experts = as_int(need_int(f, {"num_experts"}, 1, kMaxExperts, "the number of experts"));
+    moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok"}, 1, moe.experts, "the experts per token"));
+    moe.expert_intermediate = m.intermediate;
+    // Qwen2-MoE has one shared expert of its own width; the struct counts shared experts in units of
+    // the routed width, which the published models are a whole multiple of.
+    if (auto shared = first_int(f, {"shared_expert_intermediate_size"}, 0, kMaxWidth); shared && *shared > 0) {
+      moe.shared_experts = as_int((*shared + m.intermediate / 2) / m.intermediate);
+      if (*shared % m.intermediate != 0)
+        m.assumptions.push_back(fmt::format("shared expert width {} counted as {} routed-width experts", *shared,
+                                            moe.shared_experts));
+    }
+    // Layers are sparse every decoder_sparse_step-th layer, except those listed in mlp_only_layers.
+    std::int64_t step = first_int(f, {"decoder_sparse_step"}, 1, kMaxLayers).value_or(1);
+    std::set<std::int64_t> dense_only;
+    if (f.has("mlp_only_layers")) {
+      const auto& list = f.raw("mlp_only_layers");
+      if (!list.is_array()) f.fail("mlp_only_layers", "expected a list of layer numbers, got " + util::json_snippet(list));
+      for (const auto& v : list) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= m.layers)
+          f.fail("mlp_only_layers", fmt::format("expected layer numbers from 0 to {}, got {}", m.layers - 1,
+                                                util::json_snippet(v)));
+        dense_only.insert(v.get<std::int64_t>());
+      }
+    }
+    int dense = 0;
+    for (int i = 0; i < m.layers; ++i)
+      if (dense_only.count(i) || (i + 1) % step != 0) ++dense;
+    moe.dense_layers = dense;
+    if (dense > 0) moe.dense_intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width");
+    m.moe = moe;
+  }
+
+  // Embeddings: the transformers class defaults apply when the key is absent.
+  bool tied_default = gpt2 || bert || t5 || gemma || falcon;
+  m.tied_embeddings = f.opt_bool("tie_word_embeddings").value_or(tied_default);
+
+  if (t5) {
+    std::string proj = f.opt_str("feed_forward_proj").value_or("relu");
+    m.gated_mlp = util::starts_with(proj, "gated-");
+  } else {
+    m.gated_mlp = !(gpt2 || bert || falcon);
+  }
+
+  if (gpt2 || bert) {
+    m.bias = true;
+  } else if (falcon) {
+    m.bias = f.opt_bool("bias").value_or(false);
+  } else if (t5 || type == "qwen2" || qwen_moe || deepseek) {
+    // Qwen2's q/k/v biases are counted from the family, not from this flag.
+    m.bias = false;
+  } else {
+    m.bias = f.opt_bool("attention_bias").value_or(false);
+    if (auto mlp_bias = f.opt_bool("mlp_bias"); mlp_bias && *mlp_bias != m.bias)
+      m.assumptions.push_back(fmt::format("attention_bias {} and mlp_bias {} differ: bias taken from attention_bias",
+                                          m.bias, *mlp_bias));
+  }
+
+  m.norm = gpt2 || bert || falcon ? "layernorm" : "rmsnorm";
+  if (gpt2) {
+    m.position = "learned";
+  } else if (bert) {
+    std::string pos = f.opt_str("position_embedding_type").value_or("absolute");
+    m.position = pos == "absolute" ? "learned" : "relative";
+  } else if (t5) {
+    m.position = "relative";
+  } else if (falcon) {
+    m.position = f.opt_bool("alibi").value_or(false) ? "alibi" : "rope";
+  } else {
+    m.position = "rope";
+  }
+
+  if (gpt2) {
+    m.max_context = first_int(f, {"n_positions", "n_ctx"}, 1, kMaxContext).value_or(0);
+  } else if (t5) {
+    m.max_context = first_int(f, {"n_positions"}, 1, kMaxContext).value_or(0);
+  } else {
+    m.max_context = first_int(f, {"max_position_embeddings"}, 1, kMaxContext).value_or(0);
+  }
+  if (m.position == "learned" && m.max_context == 0)
+    f.fail(gpt2 ? "n_positions" : "max_position_embeddings", "missing; learned positions need the table size");
+  if (m.max_context == 0) m.assumptions.push_back("context length unknown: the config gives none");
+
+  m.params = 0;  // the caller counts them (count_params)
+  return m;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Weight file headers
+
+namespace {
+
+constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;  // the safetensors library's own limit
+constexpr std::uint64_t kMaxGgufCount = 1'000'000;
+constexpr std::uint64_t kMaxGgufString = 1u << 20;
+constexpr std::uint32_t kMaxGgufDims = 4;  // GGML_MAX_DIMS
+constexpr int kMaxGgufArrayDepth = 4;
+// Element counts beyond 2^62 are nonsense; the bound also keeps every product below overflow.
+constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 62;
+
+// a * b, or nullopt when it exceeds `limit` (no overflow on the way).
+std::optional<std::uint64_t> mul_capped(std::uint64_t a, std::uint64_t b, std::uint64_t limit = kMaxElements) {
+  if (a != 0 && b > limit / a) return std::nullopt;
+  return a * b;
+}
+
+/// A file read front to back in which every read is checked against the real file size first, so
+/// a lying length field gives a clean error instead of a huge allocation or a short read.
+class Reader {
+ public:
+  Reader(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+    std::error_code ec;
+    auto st = fs::status(path_, ec);
+    if (ec || !fs::exists(st)) throw Error(fmt::format("{}: no such file", path_));
+    if (fs::is_directory(st)) throw Error(fmt::format("{}: is a directory, expected a model file", path_));
+    size_ = fs::file_size(path_, ec);
+    if (ec) throw Error(fmt::format("{}: cannot read file size", path_));
+    in_.open(path_, std::ios::binary);
+    if (!in_) throw Error(fmt::format("{}: cannot open file", path_));
+  }
+
+  const std::string& path() const { return path_; }
+  std::uint64_t size() const { return size_; }
+  std::uint64_t pos() const { return pos_; }
+  std::uint64_t left() const { return size_ - pos_; }
+
+  /// Throws "truncated <what> at byte N" unless `n` more bytes are there.
+  void need(std::uint64_t n) const {
+    if (n > left()) truncated();
+  }
+  [[noreturn]] void truncated() const { throw Error(fmt::format("{}: truncated {} at byte {}", path_, what_, pos_)); }
+  void read(void* dst, std::uint64_t n) {
+    need(n);
+    in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
+    if (!in_) throw Error(fmt::format("{}: cannot read byte {}", path_, pos_));
+    pos_ += n;
+  }
+  void skip(std::uint64_t n) {
+    need(n);
+    in_.seekg(static_cast<std::streamoff>(n), std::ios::cur);
+    if (!in_) throw Error(fmt::format("{}: cannot read byte {}", path_, pos_));
+    pos_ += n;
+  }
+  std::string bytes(std::uint64_t n) {
+    need(n);
+    std::string s(static_cast<std::size_t>(n), '\0');
+    read(s.data(), n);
+    return s;
+  }
+  /// Little-endian unsigned integer of sizeof(T) bytes, whatever the host byte order.
+  template <typename T>
+  T le() {
+    std::array<unsigned char, sizeof(T)> b{};
+    read(b.data(), b.size());
+    T v = 0;
+    for (std::size_t i = b.size(); i-- > 0;) v = static_cast<T>((v << 8) | b[i]);
+    return v;
+  }
+
+ private:
+  std::string path_;
+  std::string what_;
+  std::ifstream in_;
+  std::uint64_t size_ = 0;
+  std::uint64_t pos_ = 0;
+};
+
+/// One file's (or several shards') tensors, before they become a TensorStats.
+struct Tally {
+  double params = 0;
+  double bytes = 0;
+  std::map<std::string, int> dtypes;
+  std::set<std::string> names;
+
+  void add(const Tally& o) {
+    params += o.params;
+    bytes += o.bytes;
+    for (const auto& [d, n] : o.dtypes) dtypes[d] += n;
+    names.insert(o.names.begin(), o.names.end());
+  }
+  /// "BF16 x 291, F32 x 65": most common first, ties by name so the text is stable.
+  std::string summary() const {
+    std::vector<std::pair<std::string, int>> v(dtypes.begin(), dtypes.end());
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string out;
+    for (const auto& [d, n] : v) out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", d, n);
+    return out;
+  }
+};
+
+/// A tensor's byte range in the data section, for the overlap check.
+struct Span {
+  std::string name;
+  std::uint64_t begin;
+  std::uint64_t end;
+};
+
+void check_no_overlap(const std::string& path, std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    const Span& a = spans[i - 1];
+    const Span& b = spans[i];
+    if (b.begin < a.end)
+      throw Error(fmt::format("{}: tensors {} (bytes {}-{}) and {} (bytes {}-{}) overlap", path, quote(a.name), a.begin,
+                              a.end, quote(b.name), b.begin, b.end));
+  }
+}
+
+std::string pointer_escape(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// ---- safetensors
+
+std::optional<std::uint64_t> safetensors_dtype_size(const std::string& dtype) {
+  static const std::map<std::string, std::uint64_t, std::less<>> sizes = {
+      {"F64", 8}, {"F32", 4}, {"F16", 2},     {"BF16", 2},    {"I64", 8},     {"I32", 4},   {"I16", 2},
+      {"I8", 1},  {"U64", 8}, {"U32", 4},     {"U16", 2},     {"U8", 1},      {"BOOL", 1},  {"F8_E4M3", 1},
+      {"F8_E5M2", 1}, {"F8_E8M0", 1}};
+  auto it = sizes.find(dtype);
+  if (it == sizes.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string dims_text(const std::vector<std::uint64_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", dims[i]);
+  return s + "]";
+}
+
+// A list of whole numbers >= 0 from a safetensors header field.
+std::vector<std::uint64_t> uint_list(const Fields& t, const std::string& key) {
+  const util::Json& v = t.raw(key);
+  if (!v.is_array()) t.fail(key, "expected a list of whole numbers, got " + util::json_snippet(v));
+  std::vector<std::uint64_t> out;
+  for (const auto& x : v) {
+    if (!x.is_number_unsigned() && !(x.is_number_integer() && x.get<std::int64_t>() >= 0))
+      t.fail(key, "expected whole numbers >= 0, got " + util::json_snippet(x));
+    out.push_back(x.get<std::uint64_t>());
+  }
+  return out;
+}
+
+Tally read_safetensors(const std::string& path) {
+  Reader in(path, "safetensors header");
+  if (in.size() == 0) throw Error(fmt::format("{}: empty file, expected a safetensors header", path));
+  auto n = in.le<std::uint64_t>();
+  if (n > kMaxSafetensorsHeader)
+    throw Error(fmt::format("{}: safetensors header length {} is over the 100 MB limit", path, n));
+  if (n > in.left())
+    throw Error(fmt::format("{}: safetensors header length {} runs past the end of the file ({} bytes)", path, n,
+                            in.size()));
+  std::string text = in.bytes(n);
+  const std::uint64_t data_size = in.left();
+
+  auto doc = util::JsonDoc::parse(std::move(text), path);
+  if (!doc) throw Error(doc.error());
+  Fields root(*doc, doc->root(), "", "safetensors header");  // throws unless the header is an object
+
+  Tally tally;
+  std::vector<Span> spans;
+  for (const auto& [name, value] : doc->root().items()) {
+    if (name == "__metadata__") continue;
+    Fields t(*doc, value, "/" + pointer_escape(name), "tensor " + quote(name));
+    std::string dtype = t.str("dtype");
+    auto esize = safetensors_dtype_size(dtype);
+    if (!esize)
+      t.fail("dtype", fmt::format("unknown dtype {} (expected F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I64, I32, I16, "
+                                  "I8, U8 or BOOL)",
+                                  quote(dtype)));
+    auto shape = uint_list(t, "shape");
+    if (shape.size() > 16) t.fail("shape", fmt::format("{} dimensions, at most 16 expected", shape.size()));
+    std::optional<std::uint64_t> count = 1;
+    for (auto d : shape)
+      if (count) count = mul_capped(*count, d);
+    std::optional<std::uint64_t> need = count ? mul_capped(*count, *esize) : std::nullopt;
+    if (!need) t.fail("shape", fmt::format("{} has too many elements", dims_text(shape)));
+    auto offsets = uint_list(t, "data_offsets");
+    if (offsets.size() != 2)
+      t.fail("data_offsets", fmt::format("expected [begin, end], got {} numbers", offsets.size()));
+    auto [begin, end] = std::pair{offsets[0], offsets[1]};
+    if (begin > end) t.fail("data_offsets", fmt::format("begin {} is after end {}", begin, end));
+    if (end > data_size)
+      t.fail("data_offsets", fmt::format("end {} is past the end of the file ({} data bytes after the header)", end,
+                                         data_size));
+    if (end - begin != *need)
+      t.fail("data_offsets", fmt::format("spans {} bytes, but {} {} needs {}", end - begin, dtype, dims_text(shape),
+                                         *need));
+    tally.params += static_cast<double>(*count);
+    tally.bytes += static_cast<double>(*need);
+    tally.dtypes[dtype] += 1;
+    tally.names.insert(name);
+    spans.push_back({name, begin, end});
+  }
+  if (spans.empty()) throw Error(fmt::format("{}: the safetensors header lists no tensors", path));
+  check_no_overlap(path, std::move(spans));
+  return tally;
+}
+
+// ---- model.safetensors.index.json
+
+TensorStats read_index(const std::string& path) {
+  auto doc = util::JsonDoc::load(path);
+  if (!doc) throw Error(doc.error());
+  Fields root(*doc, doc->root(), "", "");
+  const util::Json& weight_map = root.raw("weight_map");
+  Fields map(*doc, weight_map, "/weight_map", "weight_map");
+  std::optional<std::uint64_t> total_size;
+  if (root.has("metadata")) {
+    Fields meta(*doc, root.raw("metadata"), "/metadata", "metadata");
+    if (auto v = meta.opt_integer("total_size", 0, std::numeric_limits<std::int64_t>::max()))
+      total_size = static_cast<std::uint64_t>(*v);
+  }
+
+  // Shards in the order they first appear, each with the tensors the index puts there.
+  std::vector<std::string> shards;
+  std::map<std::string, std::vector<std::string>> mapped;
+  for (const auto& [name, value] : weight_map.items()) {
+    std::string shard = map.str(name);
+    fs::path p(shard);
+    bool escapes = p.is_absolute() || shard.empty() ||
+                   std::any_of(p.begin(), p.end(), [](const fs::path& c) { return c == ".."; });
+    if (escapes) map.fail(name, fmt::format("shard {} must be a file name beside the index", quote(shard)));
+    if (!mapped.count(shard)) shards.push_back(shard);
+    mapped[shard].push_back(name);
+  }
+  if (shards.empty()) throw Error(fmt::format("{}: weight_map lists no tensors", path));
+
+  fs::path dir = fs::path(path).parent_path();
+  std::size_t missing = 0;
+  for (const auto& s : shards) {
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / s, ec)) ++missing;
+  }
+
+  TensorStats stats;
+  stats.origin = path;
+  if (missing > 0) {
+    // Only the index was downloaded: its total is the weight bytes, the parameter count is unknown.
+    if (!total_size)
+      throw Error(fmt::format("{}: {} of {} shards are not beside the index and it has no metadata.total_size", path,
+                              missing, shards.size()));
+    stats.params = 0;
+    stats.bytes = static_cast<double>(*total_size);
+    stats.dtypes = "unknown (shards not present)";
+    return stats;
+  }
+
+  Tally all;
+  for (const auto& s : shards) {
+    std::string shard_path = (dir / s).string();
+    if (!ends_with(util::lower(s), ".safetensors"))
+      throw Error(fmt::format("{}: shard {} is not a .safetensors file", path, quote(s)));
+    Tally t = read_safetensors(shard_path);
+    for (const auto& name : mapped[s])
+      if (!t.names.count(name))
+        throw Error(fmt::format("{}: tensor {} is mapped to {}, whose header does not list it", path, quote(name),
+                                quote(s)));
+    all.add(t);
+  }
+  stats.params = all.params;
+  stats.bytes = all.bytes;
+  stats.dtypes = all.summary();
+  return stats;
+}
+
+// ---- GGUF
+
+/// A ggml tensor type: elements per block and bytes per block (ggml-common.h block structs).
+struct GgmlType {
+  const char* name;
+  std::uint32_t block;
+  std::uint32_t bytes;
+};
+
+// Indexed by ggml_type id (ggml.h); ids 4, 5 and 31-33, 36-38 were removed from GGUF files.
+std::optional<GgmlType> ggml_type(std::uint32_t id) {
+  static const std::map<std::uint32_t, GgmlType> types = {
+      {0, {"F32", 1, 4}},         {1, {"F16", 1, 2}},       {2, {"Q4_0", 32, 18}},      {3, {"Q4_1", 32, 20}},
+      {6, {"Q5_0", 32, 22}},      {7, {"Q5_1", 32, 24}},    {8, {"Q8_0", 32, 34}},      {9, {"Q8_1", 32, 36}},
+      {10, {"Q2_K", 256, 84}},    {11, {"Q3_K", 256, 110}}, {12, {"Q4_K", 256, 144}},   {13, {"Q5_K", 256, 176}},
+      {14, {"Q6_K", 256, 210}},   {15, {"Q8_K", 256, 292}}, {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}},
+      {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}}, {20, {"IQ4_NL", 32, 18}},   {21, {"IQ3_S", 256, 110}},
+      {22, {"IQ2_S", 256, 82}},   {23, {"IQ4_XS", 256, 136}}, {24, {"I8", 1, 1}},       {25, {"I16", 1, 2}},
+      {26, {"I32", 1, 4}},        {27, {"I64", 1, 8}},      {28, {"F64", 1, 8}},        {29, {"IQ1_M", 256, 56}},
+      {30, {"BF16", 1, 2}},       {34, {"TQ1_0", 256, 54}}, {35, {"TQ2_0", 256, 66}},   {39, {"MXFP4", 32, 17}}};
+  auto it = types.find(id);
+  if (it == types.end()) return std::nullopt;
+  return it->second;
+}
+
+enum GgufValue : std::uint32_t {
+  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
+  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+};
+
+std::optional<std::uint64_t> gguf_fixed_size(std::uint32_t type) {
+  switch (type) {
+    case kU8: case kI8: case kBool: return 1;
+    case kU16: case kI16: return 2;
+    case kU32: case kI32: case kF32: return 4;
+    case kU64: case kI64: case kF64: return 8;
+    default: return std::nullopt;
+  }
+}
+
+std::string gguf_string(Reader& in) {
+  std::uint64_t at = in.pos();
+  auto n = in.le<std::uint64_t>();
+  if (n > kMaxGgufString)
+    throw Error(fmt::format("{}: GGUF string at byte {} is {} bytes long, over the 1 MiB limit", in.path(), at, n));
+  return in.bytes(n);
+}
+
+void skip_gguf_string(Reader& in) {
+  std::uint64_t at = in.pos();
+  auto n = in.le<std::uint64_t>();
+  if (n > kMaxGgufString)
+    throw Error(fmt::format("{}: GGUF string at byte {} is {} bytes long, over the 1 MiB limit", in.path(), at, n));
+  in.skip(n);
+}
+
+void skip_gguf_value(Reader& in, std::uint32_t type, const std::string& key, int depth) {
+  if (auto size = gguf_fixed_size(type)) {
+    in.skip(*size);
+  } else if (type == kString) {
+    skip_gguf_string(in);
+  } else if (type == kArray) {
+    if (depth >= kMaxGgufArrayDepth)
+      throw Error(fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
+    auto elem = in.le<std::uint32_t>();
+    auto count = in.le<std::uint64_t>();
+    if (auto esize = gguf_fixed_size(elem)) {
+      // count * esize can overflow; comparing count with what is left cannot.
+      if (count > in.left() / *esize) in.truncated();
+      in.skip(count * *esize);
+    } else if (elem == kString || elem == kArray) {
+      // Every string is at least its 8-byte length, every array its 12-byte prefix.
+      if (count > in.left() / 8) in.truncated();
+      for (std::uint64_t i = 0; i < count; ++i) skip_gguf_value(in, elem, key, depth + 1);
+    } else {
+      throw Error(fmt::format("{}: GGUF key {}: unknown array element type {} at byte {}", in.path(), quote(key), elem,
+                              in.pos() - 12));
+    }
+  } else {
+    throw Error(fmt::format("{}: GGUF key {}: unknown value type {} at byte {}", in.path(), quote(key), type,
+                            in.pos() - 4));
+  }
+}
+
+TensorStats read_gguf(const std::string& path) {
+  Reader in(path, "GGUF header");
+  if (in.size() == 0) throw Error(fmt::format("{}: empty file, expected a GGUF header", path));
+  std::string magic = in.bytes(4);
+  if (magic != "GGUF") throw Error(fmt::format("{}: not a GGUF file (starts with {}, expected \"GGUF\")", path, quote(magic)));
+  auto version = in.le<std::uint32_t>();
+  if (version != 2 && version != 3) {
+    std::uint32_t swapped = ((version & 0xffu) << 24) | ((version & 0xff00u) << 8) | ((version >> 8) & 0xff00u) |
+                            (version >> 24);
+    if (swapped == 2 || swapped == 3)
+      throw Error(fmt::format("{}: big-endian GGUF files are not supported", path));
+    throw Error(fmt::format("{}: unsupported GGUF version {} (expected 2 or 3)", path, version));
+  }
+  auto tensor_count = in.le<std::uint64_t>();
+  if (tensor_count > kMaxGgufCount)
+    throw Error(fmt::format("{}: GGUF tensor count {} is over the limit of {}", path, tensor_count, kMaxGgufCount));
+  auto kv_count = in.le<std::uint64_t>();
+  if (kv_count > kMaxGgufCount)
+    throw Error(fmt::format("{}: GGUF metadata count {} is over the limit of {}", path, kv_count, kMaxGgufCount));
+
+  std::uint64_t alignment = 32;  // GGUF_DEFAULT_ALIGNMENT
+  for (std::uint64_t i = 0; i < kv_count; ++i) {
+    std::string key = gguf_string(in);
+    auto type = in.le<std::uint32_t>();
+    if (key == "general.alignment") {
+      if (type != kU32)
+        throw Error(fmt::format("{}: GGUF key \"general.alignment\" has value type {}, expected 4 (uint32)", path, type));
+      alignment = in.le<std::uint32_t>();
+      if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+        throw Error(fmt::format("{}: GGUF general.alignment {} is not a power of two", path, alignment));
+    } else {
+      skip_gguf_value(in, type, key, 0);
+    }
+  }
+
+  struct Info {
+    std::string name;
+    std::string type;
+    std::uint64_t elements;
+    std::uint64_t bytes;
+    std::uint64_t offset;
+  };
+  std::vector<Info> infos;
+  for (std::uint64_t i = 0; i < tensor_count; ++i) {
+    Info t;
+    t.name = gguf_string(in);
+    auto n_dims = in.le<std::uint32_t>();
+    if (n_dims == 0 || n_dims > kMaxGgufDims)
+      throw Error(fmt::format("{}: tensor {} has {} dimensions, expected 1 to {}", path, quote(t.name), n_dims,
+                              kMaxGgufDims));
+    std::vector<std::uint64_t> dims;
+    std::optional<std::uint64_t> count = 1;
+    for (std::uint32_t d = 0; d < n_dims; ++d) {
+      dims.push_back(in.le<std::uint64_t>());
+      if (count) count = mul_capped(*count, dims.back());
+    }
+    if (!count) throw Error(fmt::format("{}: tensor {} shape {} has too many elements", path, quote(t.name), dims_text(dims)));
+    auto type_id = in.le<std::uint32_t>();
+    auto type = ggml_type(type_id);
+    if (!type) throw Error(fmt::format("{}: tensor {}: unsupported GGUF tensor type {}", path, quote(t.name), type_id));
+    // ggml quantizes along rows: the first dimension holds whole blocks.
+    if (dims[0] % type->block != 0)
+      throw Error(fmt::format("{}: tensor {}: first dimension {} is not a multiple of the {} block size {}", path,
+                              quote(t.name), dims[0], type->name, type->block));
+    auto nbytes = mul_capped(*count / type->block, type->bytes);
+    if (!nbytes)
+      throw Error(fmt::format("{}: tensor {} shape {} has too many elements", path, quote(t.name), dims_text(dims)));
+    t.type = type->name;
+    t.elements = *count;
+    t.bytes = *nbytes;
+    t.offset = in.le<std::uint64_t>();
+    infos.push_back(std::move(t));
+  }
+  if (infos.empty()) throw Error(fmt::format("{}: the GGUF file lists no tensors", path));
+
+  // Tensor data starts at the next multiple of the alignment after the header.
+  std::uint64_t header_end = in.pos();
+  std::uint64_t data_start = header_end + (alignment - header_end % alignment) % alignment;
+  std::uint64_t data_size = data_start <= in.size() ? in.size() - data_start : 0;
+
+  Tally tally;
+  std::vector<Span> spans;
+  for (const auto& t : infos) {
+    if (t.offset > data_size || t.bytes > data_size - t.offset)
+      throw Error(fmt::format("{}: tensor {} data ({} bytes at offset {} after the header) runs past the end of the "
+                              "file ({} bytes)",
+                              path, quote(t.name), t.bytes, t.offset, in.size()));
+    tally.params += static_cast<double>(t.elements);
+    tally.bytes += static_cast<double>(t.bytes);
+    tally.dtypes[t.type] += 1;
+    spans.push_back({t.name, t.offset, t.offset + t.bytes});
+  }
+  check_no_overlap(path, std::move(spans));
+
+  TensorStats stats;
+  stats.params = tally.params;
+  stats.bytes = tally.bytes;
+  stats.dtypes = tally.summary();
+  stats.origin = path;
+  return stats;
+}
+
+}  // namespace
+
+TensorStats read_model_file(const std::string& path) {
+  std::string low = util::lower(path);
+  if (ends_with(low, ".index.json")) return read_index(path);
+  if (ends_with(low, ".safetensors")) {
+    Tally t = read_safetensors(path);
+    TensorStats stats;
+    stats.params = t.params;
+    stats.bytes = t.bytes;
+    stats.dtypes = t.summary();
+    stats.origin = path;
+    return stats;
+  }
+  if (ends_with(low, ".gguf")) return read_gguf(path);
+  throw Error(fmt::format("{}: expected a .safetensors, .safetensors.index.json or .gguf file", path));
+}
+
+}  // namespace gpuadvisor::catalog

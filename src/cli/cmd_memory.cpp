@@ -1,0 +1,150 @@
+// gpuadvisor memory: the memory breakdown of a workload, and whether it fits a GPU.
+#include <fmt/format.h>
+
+#include "context.h"
+#include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::cli {
+namespace {
+
+struct MemoryOptions {
+  estimate::WorkloadInput in;
+  std::string gpu;
+  std::string headroom;
+};
+
+std::string workload_line(const estimate::Workload& w) {
+  std::string s = fmt::format("{} ({} params), {}, {}", w.model.name, util::format_count(w.model.params),
+                              estimate::name(w.task), w.precision);
+  if (w.model.is_transformer()) s += fmt::format(", batch {}, {} {}", w.batch, estimate::is_training(w.task) ? "sequence" : "context", w.seq_len);
+  else s += fmt::format(", batch {}", w.batch);
+  if (w.gpus > 1) s += fmt::format(", {} GPUs (tp {}, pp {}, dp {}{})", w.gpus, w.tp, w.pp, w.dp(), w.zero ? fmt::format(", ZeRO-{}", w.zero) : "");
+  return s;
+}
+
+void run_memory(Context& ctx, const MemoryOptions& o) {
+  auto f = ctx.output_format(kTabular);
+  auto w = ctx.workload(o.in);
+  const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
+  auto mem = estimate::estimate_memory(w, ctx.efficiency());
+  std::optional<estimate::FitResult> fit;
+  if (gpu) {
+    double headroom = estimate::kDefaultHeadroom;
+    if (!o.headroom.empty()) {
+      std::string h = o.headroom;
+      bool pct = !h.empty() && h.back() == '%';
+      if (pct) h.pop_back();
+      auto v = util::parse_number(h);
+      if (!v || (pct ? *v : *v * 100) >= 90)
+        throw Error(fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (below 90%), got {}",
+                                util::quote(o.headroom)));
+      headroom = pct ? *v / 100 : *v;
+    }
+    fit = estimate::fit(w, *gpu, ctx.efficiency(), headroom);
+    if (!fit->fits) ctx.exit = Exit::no;
+  }
+
+  if (f == report::Format::json) {
+    auto j = report::envelope("memory");
+    j["workload"] = estimate::to_json(w);
+    const util::Json mj = estimate::to_json(mem);
+    for (auto& [k, v] : mj.items()) j[k] = v;
+    if (gpu) {
+      util::Json g;
+      g["gpu_id"] = gpu->id;
+      g["count"] = w.gpus;
+      g["capacity_bytes"] = gpu->memory_bytes;
+      g["usable_bytes"] = fit->usable_bytes;
+      g["fits"] = fit->fits;
+      g["headroom_bytes"] = fit->headroom_bytes;
+      g["max_batch"] = fit->max_batch ? util::Json(*fit->max_batch) : util::Json(nullptr);
+      g["max_seq_len"] = fit->max_seq_len ? util::Json(*fit->max_seq_len) : util::Json(nullptr);
+      g["max_seq_len_is_model_limit"] = fit->max_seq_capped;
+      j["fits"] = fit->fits;
+      j["max_batch"] = g["max_batch"];
+      j["max_seq_len"] = g["max_seq_len"];
+      j["gpu"] = g;
+    }
+    ctx.out << report::dump(j);
+    return;
+  }
+
+  using report::Align;
+  const bool multi = w.gpus > 1;
+  std::vector<report::Column> cols = {{"Line"}, {"Per GPU", Align::right}};
+  if (multi) cols.push_back({"All GPUs", Align::right});
+  cols.push_back({"Share"});
+  if (f != report::Format::table) cols.push_back({"Formula"});
+  report::Table t(cols);
+  for (const auto& l : mem.lines) {
+    double share = mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
+    std::vector<std::string> row = {l.label, util::format_bytes(l.per_gpu_bytes)};
+    if (multi) row.push_back(util::format_bytes(l.total_bytes));
+    row.push_back(f == report::Format::table ? fmt::format("{:>3.0f}% {}", share * 100, report::bar(share, 20, ctx.style))
+                                             : fmt::format("{:.1f}%", share * 100));
+    if (f != report::Format::table) row.push_back(l.formula);
+    t.add(row);
+  }
+  std::vector<std::string> total = {"total", util::format_bytes(mem.per_gpu_bytes)};
+  if (multi) total.push_back(util::format_bytes(mem.total_bytes));
+  total.push_back(f == report::Format::table ? "100%" : "100.0%");
+  if (f != report::Format::table) total.push_back("sum of the lines above");
+  t.add(total);
+  if (f != report::Format::table) {
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
+  ctx.out << ctx.style.bold(workload_line(w)) << "\n\n" << t.render(f, ctx.style);
+  if (gpu) {
+    std::string cap = fmt::format("{} of {} usable, keeping {:.0f}% free", util::format_bytes(fit->usable_bytes),
+                                  util::format_bytes(gpu->memory_bytes), 100 * (1 - fit->usable_bytes / gpu->memory_bytes));
+    std::string on = (w.gpus > 1 ? fmt::format("{} x ", w.gpus) : "") + gpu->name;
+    if (fit->fits)
+      ctx.out << fmt::format("\n{} on {} ({}): {} to spare per GPU.\n", ctx.style.good("Fits"), on, cap,
+                             util::format_bytes(fit->headroom_bytes));
+    else
+      ctx.out << fmt::format("\n{} on {} ({}): needs {} per GPU, short by {}.\n", ctx.style.bad("Does not fit"), on, cap,
+                             util::format_bytes(mem.per_gpu_bytes), util::format_bytes(-fit->headroom_bytes));
+    if (fit->max_batch)
+      ctx.out << fmt::format("Largest batch at {} {}: {}.\n", w.model.is_transformer() ? "this length" : "this size",
+                             w.model.is_transformer() ? fmt::format("({} tokens)", w.seq_len) : "", *fit->max_batch);
+    else
+      ctx.out << fmt::format("Not even batch 1 fits{}.\n", w.model.is_transformer() ? fmt::format(" at {} tokens", util::format_number(static_cast<double>(w.seq_len))) : "");
+    if (fit->max_seq_len)
+      ctx.out << fmt::format("Longest {} at batch {}: {} tokens{}.\n", estimate::is_training(w.task) ? "sequence" : "context",
+                             w.batch, util::format_number(static_cast<double>(*fit->max_seq_len)),
+                             fit->max_seq_capped ? " (the model's own limit)" : "");
+    else if (w.model.is_transformer())
+      ctx.out << fmt::format("No context length fits at batch {}.\n", w.batch);
+  }
+  ctx.out << "\nHow each line is computed:\n";
+  for (const auto& l : mem.lines) ctx.out << fmt::format("  {}: {}\n", l.label, l.formula);
+  if (!mem.assumptions.empty()) {
+    ctx.out << "\nAssumptions:\n";
+    for (const auto& a : mem.assumptions) ctx.out << "  - " << a << "\n";
+  }
+}
+
+}  // namespace
+
+void setup_memory(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<MemoryOptions>();
+  auto* cmd = app.add_subcommand("memory", "Memory a workload needs, line by line, and whether it fits a GPU");
+  add_workload_options(*cmd, o->in, ctx);
+  cmd->add_option("--gpu", o->gpu, "GPU to fit on (id, alias or loose name); with --gpus N, N of them");
+  cmd->add_option("--headroom", o->headroom, "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
+  add_format_option(*cmd, ctx);
+  add_catalog_option(*cmd, ctx);
+  cmd->footer(
+      "Exit status: 0, or 1 when --gpu is given and the workload does not fit.\n"
+      "Examples:\n"
+      "  gpuadvisor memory --model llama-3.1-8b --task qlora --batch 4 --seq-len 2048\n"
+      "  gpuadvisor memory --model 10B --precision int8 --gpu rtx-4090\n"
+      "  gpuadvisor memory --model llama-3.1-70b --task train --gpus 64 --zero 3 --gpu h100-sxm --format json\n"
+      "  gpuadvisor memory --model-config ./config.json --task lora --gpu a100-80gb-sxm");
+  cmd->callback([&ctx, o] { run_memory(ctx, *o); });
+}
+
+}  // namespace gpuadvisor::cli

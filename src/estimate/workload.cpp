@@ -1,0 +1,387 @@
+#include "gpuadvisor/estimate/workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::estimate {
+namespace {
+
+using catalog::Precision;
+
+constexpr std::string_view kTaskNames[] = {"inference", "train", "lora", "qlora"};
+
+// Bits per weight of each storage format. Quantized formats carry scales (and zero points):
+// int4 with one fp16 scale per group of 128 (4 + 16/128); GPTQ/AWQ add a 4-bit zero point per
+// group (4 + 16/128 + 4/128, Frantar et al. 2023; Lin et al. 2024); NF4 with double quantization
+// 4 + 8/64 + 32/(64*256) = 4.127 (Dettmers et al. 2023, section 3); GGUF averages as llama.cpp
+// reports them (Q8_0: 34 bytes per 32 weights = 8.5; Q4_K_M ~4.85; Q5_K_M ~5.69).
+constexpr WeightFormat kFormats[] = {
+    {"fp32", 32, 32, Precision::fp32, false, "IEEE single precision"},
+    {"tf32", 32, 32, Precision::tf32, false, "fp32 storage, TF32 Tensor Core math"},
+    {"fp16", 16, 16, Precision::fp16, false, "IEEE half precision"},
+    {"bf16", 16, 16, Precision::bf16, false, "bfloat16"},
+    {"fp8", 8, 8, Precision::fp8, false, "FP8 (E4M3) weights, per-tensor scales"},
+    {"int8", 8, 8, Precision::int8, false, "8-bit integer weights, per-channel scales (negligible)"},
+    {"int4", 4.125, 4, Precision::fp16, false, "4-bit weights, one fp16 scale per 128 (4 + 16/128 bits)"},
+    {"gptq-int4", 4.15625, 4, Precision::fp16, true, "GPTQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
+    {"awq-int4", 4.15625, 4, Precision::fp16, true, "AWQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
+    {"nf4", 4.127, 4, Precision::bf16, true, "bitsandbytes NF4 with double quantization (4.127 bits, QLoRA paper)"},
+    {"q4_k_m", 4.85, 4, Precision::fp16, false, "GGUF Q4_K_M, ~4.85 bits per weight on average"},
+    {"q5_k_m", 5.69, 5, Precision::fp16, false, "GGUF Q5_K_M, ~5.69 bits per weight on average"},
+    {"q8_0", 8.5, 8, Precision::fp16, false, "GGUF Q8_0: 32 int8 weights + one fp16 scale (8.5 bits)"},
+};
+
+// Optimizer state per trainable parameter in mixed precision (ZeRO paper, Rajbhandari et al.
+// 2020, section 3.1: Adam keeps an fp32 master copy, momentum and variance, K = 12).
+constexpr OptimizerInfo kOptimizers[] = {
+    {"adamw", 4, 8, "fp32 master weights + fp32 momentum and variance"},
+    {"adam", 4, 8, "fp32 master weights + fp32 momentum and variance"},
+    {"sgd", 4, 4, "fp32 master weights + fp32 momentum"},
+    {"adafactor", 4, 0, "fp32 master weights; factored second moments (rows + columns, negligible)"},
+    {"adamw-8bit", 4, 2, "fp32 master weights + 8-bit momentum and variance (bitsandbytes)"},
+};
+
+const std::vector<std::string> kLoraTargets = {"q", "k", "v", "o", "gate", "up", "down"};
+
+[[noreturn]] void bad(const WorkloadInput& in, const std::string& key, const std::string& what) {
+  throw Error(fmt::format("{}: {}", in.label(key), what));
+}
+
+template <typename T>
+T need(const WorkloadInput& in, const std::string& key, Result<T> r) {
+  if (!r) bad(in, key, r.error());
+  return std::move(r).value();
+}
+
+std::vector<std::string> names_of(auto const& table) {
+  std::vector<std::string> out;
+  for (const auto& x : table) out.emplace_back(x.id);
+  return out;
+}
+
+std::string choices(const std::vector<std::string>& all, const std::string& got) {
+  return fmt::format("expected one of {}, got {}{}", util::join(all, ", "), util::quote(got), util::did_you_mean(got, all));
+}
+
+}  // namespace
+
+std::string WorkloadInput::label(const std::string& key) const {
+  auto it = where.find(key);
+  if (it != where.end()) return it->second;
+  std::string flag = key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return "--" + flag;
+}
+
+std::string_view name(Task t) { return kTaskNames[static_cast<int>(t)]; }
+
+std::optional<Task> task_from(std::string_view s) {
+  for (int i = 0; i < 4; ++i)
+    if (kTaskNames[i] == s) return static_cast<Task>(i);
+  if (s == "training" || s == "full") return Task::train;
+  if (s == "infer") return Task::inference;
+  return std::nullopt;
+}
+
+std::span<const WeightFormat> weight_formats() { return kFormats; }
+std::span<const OptimizerInfo> optimizers() { return kOptimizers; }
+
+const WeightFormat* find_format(std::string_view id) {
+  if (id == "gptq") id = "gptq-int4";
+  if (id == "awq") id = "awq-int4";
+  for (const auto& f : kFormats)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+const OptimizerInfo* find_optimizer(std::string_view id) {
+  if (id == "adam8bit" || id == "adamw8bit" || id == "adam-8bit") id = "adamw-8bit";
+  for (const auto& o : kOptimizers)
+    if (o.id == id) return &o;
+  return nullptr;
+}
+
+const WeightFormat& Workload::format() const {
+  const auto* f = find_format(precision);
+  if (!f) throw Error("unknown precision " + precision, Exit::internal);
+  return *f;
+}
+
+std::string default_precision(Task t) {
+  switch (t) {
+    case Task::inference: return "fp16";
+    case Task::qlora: return "nf4";
+    default: return "bf16";
+  }
+}
+
+std::string check_layout(const Workload& w) {
+  if (w.tp * w.pp > w.gpus || w.gpus % (w.tp * w.pp) != 0)
+    return fmt::format("--tp {} x --pp {} does not divide --gpus {}", w.tp, w.pp, w.gpus);
+  if (w.model.is_transformer()) {
+    if (w.model.heads % w.tp != 0) return fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, w.model.heads);
+    if (w.pp > w.model.layers) return fmt::format("--pp {} exceeds the model's {} layers", w.pp, w.model.layers);
+  } else if (w.tp > 1 || w.pp > 1) {
+    return fmt::format("--tp/--pp need a transformer model; {} has no layer shape", w.model.id);
+  }
+  return "";
+}
+
+Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models, WorkloadSet* set) {
+  Workload w;
+  WorkloadSet local;
+  WorkloadSet& s = set ? *set : local;
+
+  // The model: a preset, a bare size, a Hugging Face config, and/or a weight file.
+  if (!in.model_config.empty()) {
+    auto doc = util::JsonDoc::load(in.model_config);
+    if (!doc) throw Error(doc.error());
+    w.model = catalog::model_from_hf_config(*doc);
+    w.model.params = catalog::count_params(w.model);
+    w.model.assumptions.push_back(fmt::format("model from {}: {} parameters counted from the architecture",
+                                              in.model_config, util::format_number(w.model.params)));
+  } else if (!in.model.empty()) {
+    if (auto size = util::parse_count(in.model)) {
+      if (*size < 1e3) bad(in, "model", fmt::format("a model of {} parameters is too small to plan GPUs for", util::quote(in.model)));
+      w.model = catalog::model_from_size(*size);
+    } else {
+      auto m = models.resolve(in.model);
+      if (!m) bad(in, "model", m.error());
+      w.model = **m;
+    }
+  } else if (in.model_file.empty()) {
+    throw Error("no model: give --model NAME|SIZE (e.g. --model llama-3.1-8b or --model 7B), --model-config or --model-file");
+  }
+  if (!in.model_file.empty()) {
+    auto stats = catalog::read_model_file(in.model_file);
+    if (w.model.id.empty()) {
+      w.model.id = std::filesystem::path(in.model_file).filename().string();
+      w.model.name = w.model.id;
+      w.model.kind = "decoder";
+      w.model.assumptions.push_back("no architecture given with --model-file: KV cache and activations are not estimated "
+                                    "(add --model or --model-config for the shape)");
+    }
+    if (stats.params > 0) w.model.params = stats.params;
+    w.model.tensors = stats;
+  }
+  for (auto& a : w.model.assumptions) w.assumptions.push_back(a);
+
+  // Task and precision.
+  if (!in.task.empty()) {
+    auto t = task_from(in.task);
+    if (!t) bad(in, "task", choices({"inference", "train", "lora", "qlora"}, in.task));
+    w.task = *t;
+    s.task = true;
+  } else {
+    w.assumptions.push_back("task: inference (set --task train|lora|qlora for training)");
+  }
+  if (!in.precision.empty()) {
+    const auto* f = find_format(util::lower(in.precision));
+    if (!f) bad(in, "precision", choices(names_of(kFormats), in.precision));
+    w.precision = std::string(f->id);
+    s.precision = true;
+  } else {
+    w.precision = default_precision(w.task);
+    w.assumptions.push_back(fmt::format("precision: {} (the default for {})", w.precision, name(w.task)));
+  }
+  const auto& fmt_ = w.format();
+  if (w.task == Task::train && fmt_.bits < 8)
+    bad(in, "precision", fmt::format("full training needs fp32, tf32, fp16, bf16 or fp8 weights, got {} (4-bit bases train with --task qlora)", w.precision));
+  if (w.task == Task::train && fmt_.id == "int8")
+    bad(in, "precision", "full training needs fp32, tf32, fp16, bf16 or fp8 weights, got int8 (8-bit bases train with --task lora)");
+  if (w.task == Task::qlora && fmt_.bits > 8.5)
+    bad(in, "precision", fmt::format("QLoRA trains adapters on a quantized base (nf4, int4, gptq-int4, awq-int4, int8), got {}", w.precision));
+
+  // Optimizer (training only).
+  if (!in.optimizer.empty()) {
+    const auto* o = find_optimizer(util::lower(in.optimizer));
+    if (!o) bad(in, "optimizer", choices(names_of(kOptimizers), in.optimizer));
+    w.optimizer = std::string(o->id);
+  } else if (is_training(w.task)) {
+    w.assumptions.push_back("optimizer: AdamW (fp32 master weights, momentum and variance)");
+  }
+
+  // Sizes.
+  if (!in.batch.empty()) {
+    w.batch = need(in, "batch", util::parse_int(in.batch, 1, 1'000'000));
+    s.batch = true;
+  } else {
+    w.assumptions.push_back("batch: 1");
+  }
+  const long long ctx_default = is_training(w.task) ? 2048 : 4096;
+  if (!in.seq_len.empty()) {
+    w.seq_len = need(in, "seq_len", util::parse_int(in.seq_len, 1, 100'000'000));
+    s.seq_len = true;
+    if (w.model.max_context > 0 && w.seq_len > w.model.max_context)
+      w.assumptions.push_back(fmt::format("sequence length {} exceeds the model's trained context of {}", w.seq_len, w.model.max_context));
+  } else if (w.model.is_transformer()) {
+    w.seq_len = w.model.max_context > 0 ? std::min<long long>(ctx_default, w.model.max_context) : ctx_default;
+    w.assumptions.push_back(fmt::format("{}: {} tokens", is_training(w.task) ? "sequence length" : "context", w.seq_len));
+  }
+  if (!in.gpus.empty()) {
+    w.gpus = static_cast<int>(need(in, "gpus", util::parse_int(in.gpus, 1, 100'000)));
+    s.gpus = true;
+  }
+  if (!in.tp.empty()) {
+    w.tp = static_cast<int>(need(in, "tp", util::parse_int(in.tp, 1, 100'000)));
+    s.tp = true;
+  }
+  if (!in.pp.empty()) w.pp = static_cast<int>(need(in, "pp", util::parse_int(in.pp, 1, 100'000)));
+  if (!in.zero.empty()) {
+    std::string z = util::lower(in.zero);
+    if (z == "fsdp") w.zero = 3;
+    else w.zero = static_cast<int>(need(in, "zero", util::parse_int(in.zero, 0, 3)));
+    if (!is_training(w.task)) bad(in, "zero", "ZeRO shards training state; it does not apply to --task inference");
+    s.zero = true;
+  }
+  if (!in.tp.empty() || !in.pp.empty() || !in.gpus.empty()) {
+    // Inference over several GPUs splits the model by tensor parallelism unless told otherwise.
+    if (!is_training(w.task) && in.tp.empty() && in.pp.empty()) w.tp = w.gpus / w.pp;
+    if (auto msg = check_layout(w); !msg.empty()) bad(in, !in.tp.empty() ? "tp" : !in.pp.empty() ? "pp" : "gpus", msg);
+  }
+
+  if (!in.checkpointing.empty()) {
+    std::string c = util::lower(in.checkpointing);
+    if (c == "off" || c == "false") c = "none";
+    if (c == "on" || c == "true") c = "full";
+    if (c != "none" && c != "selective" && c != "full") bad(in, "checkpointing", choices({"none", "selective", "full"}, in.checkpointing));
+    w.checkpointing = c;
+  } else if (w.task == Task::qlora) {
+    w.checkpointing = "full";
+    w.assumptions.push_back("activation checkpointing: full (the QLoRA recipe's default)");
+  } else if (is_training(w.task)) {
+    w.assumptions.push_back("activation checkpointing: none");
+  }
+  if (!in.flash_attention.empty()) {
+    std::string f = util::lower(in.flash_attention);
+    if (f == "on" || f == "true" || f == "yes" || f == "1") w.flash_attention = true;
+    else if (f == "off" || f == "false" || f == "no" || f == "0") w.flash_attention = false;
+    else bad(in, "flash_attention", choices({"on", "off"}, in.flash_attention));
+  } else if (w.model.is_transformer()) {
+    w.assumptions.push_back("flash attention: on (no s x s attention scores kept)");
+  }
+
+  if (w.task == Task::lora || w.task == Task::qlora) {
+    if (!in.lora_rank.empty()) w.lora_rank = static_cast<int>(need(in, "lora_rank", util::parse_int(in.lora_rank, 1, 65536)));
+    std::string t = in.lora_targets.empty() ? (w.task == Task::qlora ? "all" : "q,k,v,o") : util::lower(in.lora_targets);
+    if (t == "all") t = "q,k,v,o,gate,up,down";
+    if (t == "attn" || t == "attention") t = "q,k,v,o";
+    if (t == "mlp") t = "gate,up,down";
+    for (auto& x : util::split(t, ',')) {
+      std::string v = util::trim(x);
+      if (util::ends_with(v, "_proj")) v = v.substr(0, v.size() - 5);
+      if (std::find(kLoraTargets.begin(), kLoraTargets.end(), v) == kLoraTargets.end())
+        bad(in, "lora_targets", choices({"q", "k", "v", "o", "gate", "up", "down", "all", "attn", "mlp"}, v));
+      if (std::find(w.lora_targets.begin(), w.lora_targets.end(), v) == w.lora_targets.end()) w.lora_targets.push_back(v);
+    }
+    if (in.lora_rank.empty() || in.lora_targets.empty())
+      w.assumptions.push_back(fmt::format("LoRA rank {} on {}", w.lora_rank, util::join(w.lora_targets, ",")));
+  } else if (!in.lora_rank.empty() || !in.lora_targets.empty()) {
+    bad(in, !in.lora_rank.empty() ? "lora_rank" : "lora_targets", "applies to --task lora or qlora");
+  }
+
+  if (!in.kv_precision.empty()) {
+    std::string k = util::lower(in.kv_precision);
+    static const std::vector<std::string> kv = {"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
+    if (std::find(kv.begin(), kv.end(), k) == kv.end()) bad(in, "kv_precision", choices(kv, in.kv_precision));
+    w.kv_precision = k;
+  }
+  if (!in.tokens.empty()) {
+    w.tokens = need(in, "tokens", util::parse_count(in.tokens));
+    if (w.tokens <= 0) bad(in, "tokens", "must be positive");
+  }
+  if (!in.mfu.empty()) {
+    double m = need(in, "mfu", util::parse_number(in.mfu));
+    if (!(m > 0 && m <= 1)) bad(in, "mfu", fmt::format("expected a utilisation between 0 and 1 (e.g. 0.4), got {}", util::quote(in.mfu)));
+    w.mfu = m;
+  }
+  return w;
+}
+
+WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags) {
+  const util::Json& root = pointer.empty() ? doc.root() : doc.root().at(util::Json::json_pointer(pointer));
+  util::Fields f(doc, root, pointer, "profile");
+  static const std::vector<std::string> keys = {
+      "model", "model_config", "model_file", "task", "precision", "optimizer", "batch", "seq_len", "gpus", "zero",
+      "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu"};
+  const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
+  for (auto& [key, val] : root.items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      f.fail(key, "unknown field" + util::did_you_mean(key, keys));
+    std::string text;
+    if (val.is_string()) text = val.get<std::string>();
+    else if (val.is_number_integer() || val.is_number_unsigned()) text = val.dump();
+    else if (val.is_number_float()) text = fmt::format("{}", val.get<double>());
+    else if (val.is_boolean()) text = val.get<bool>() ? "on" : "off";
+    else if (val.is_array() && key == "lora_targets") {
+      std::vector<std::string> parts;
+      for (const auto& x : val) {
+        if (!x.is_string()) f.fail(key, "expected an array of strings, got " + util::json_snippet(val));
+        parts.push_back(x.get<std::string>());
+      }
+      text = util::join(parts, ",");
+    } else if (val.is_null()) {
+      continue;
+    } else {
+      f.fail(key, "expected a string or a number, got " + util::json_snippet(val));
+    }
+    if ((key == "model_config" || key == "model_file") && !text.empty() && std::filesystem::path(text).is_relative())
+      text = (base / text).string();
+    // Flags win over the profile.
+    std::string WorkloadInput::*field = nullptr;
+    static const std::vector<std::pair<std::string, std::string WorkloadInput::*>> members = {
+        {"model", &WorkloadInput::model}, {"model_config", &WorkloadInput::model_config},
+        {"model_file", &WorkloadInput::model_file}, {"task", &WorkloadInput::task},
+        {"precision", &WorkloadInput::precision}, {"optimizer", &WorkloadInput::optimizer},
+        {"batch", &WorkloadInput::batch}, {"seq_len", &WorkloadInput::seq_len}, {"gpus", &WorkloadInput::gpus},
+        {"zero", &WorkloadInput::zero}, {"tp", &WorkloadInput::tp}, {"pp", &WorkloadInput::pp},
+        {"checkpointing", &WorkloadInput::checkpointing}, {"flash_attention", &WorkloadInput::flash_attention},
+        {"lora_rank", &WorkloadInput::lora_rank}, {"lora_targets", &WorkloadInput::lora_targets},
+        {"kv_precision", &WorkloadInput::kv_precision}, {"tokens", &WorkloadInput::tokens}, {"mfu", &WorkloadInput::mfu}};
+    for (const auto& [k, m] : members)
+      if (k == key) field = m;
+    if (field && (flags.*field).empty()) {
+      flags.*field = text;
+      flags.where[key] = fmt::format("{}: field '{}'", doc.where(f.pointer(key)), key);
+    }
+  }
+  return flags;
+}
+
+util::Json to_json(const Workload& w) {
+  util::Json j;
+  j["model"] = w.model.id;
+  j["model_name"] = w.model.name;
+  j["params"] = w.model.params;
+  j["task"] = name(w.task);
+  j["precision"] = w.precision;
+  j["bits_per_weight"] = w.format().bits;
+  if (is_training(w.task)) j["optimizer"] = w.optimizer;
+  j["batch"] = w.batch;
+  j["seq_len"] = w.seq_len;
+  j["gpus"] = w.gpus;
+  j["tp"] = w.tp;
+  j["pp"] = w.pp;
+  j["dp"] = w.dp();
+  if (is_training(w.task)) {
+    j["zero"] = w.zero;
+    j["checkpointing"] = w.checkpointing;
+  }
+  j["flash_attention"] = w.flash_attention;
+  if (w.task == Task::lora || w.task == Task::qlora) {
+    j["lora_rank"] = w.lora_rank;
+    j["lora_targets"] = w.lora_targets;
+  }
+  if (!is_training(w.task)) j["kv_precision"] = w.kv_precision;
+  if (w.tokens > 0) j["tokens"] = w.tokens;
+  return j;
+}
+
+}  // namespace gpuadvisor::estimate

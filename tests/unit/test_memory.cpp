@@ -1,0 +1,221 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cli_fixture.h"
+#include "gpuadvisor/estimate/memory.h"
+
+using namespace gpuadvisor;
+using estimate::WorkloadInput;
+
+namespace {
+
+const catalog::ModelSet& models() {
+  static const auto m = catalog::ModelSet::load({});
+  return m;
+}
+const catalog::Efficiency& eff() { return catalog::Efficiency::embedded(); }
+
+estimate::Workload make(WorkloadInput in) { return estimate::make_workload(in, models()); }
+
+double model_states(const estimate::MemoryEstimate& m) {
+  return m.line("weights") + m.line("gradients") + m.line("master_weights") + m.line("optimizer_state");
+}
+
+}  // namespace
+
+TEST_CASE("estimate::memory: ZeRO paper, 7.5B parameters on 64 GPUs (Rajbhandari et al. 2020, Figure 1)",
+          "[memory][zero]") {
+  WorkloadInput in;
+  in.model = "7.5B";
+  in.task = "train";
+  in.precision = "fp16";
+  in.gpus = "64";
+  // Model states per device: 120 GB baseline, 31.4 GB stage 1, 16.6 GB stage 2, 1.9 GB stage 3.
+  const double expected[] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+  for (int stage = 0; stage <= 3; ++stage) {
+    in.zero = std::to_string(stage);
+    auto m = estimate::estimate_memory(make(in), eff());
+    INFO("stage " << stage);
+    CHECK(model_states(m) == Approx(expected[stage]).epsilon(0.02));
+  }
+}
+
+TEST_CASE("estimate::memory: weights", "[memory]") {
+  WorkloadInput in;
+  in.model = "gpt-3-175b";
+  in.precision = "fp16";
+  in.task = "inference";
+  auto m = estimate::estimate_memory(make(in), eff());
+  SECTION("175B parameters in fp16 are 350 GB") { CHECK(m.line("weights") == 350e9); }
+  SECTION("int4 carries its group scales as a separate line") {
+    in.precision = "int4";
+    auto q = estimate::estimate_memory(make(in), eff());
+    CHECK(q.line("weights") == 175e9 * 4 / 8);
+    CHECK(q.line("quantization_constants") == Approx(175e9 * 0.125 / 8));
+  }
+  SECTION("NF4 keeps embeddings and the LM head in 16-bit") {
+    WorkloadInput l;
+    l.model = "llama-3.1-8b";
+    l.precision = "nf4";
+    auto q = estimate::estimate_memory(make(l), eff());
+    const double emb = 2.0 * 128256 * 4096;
+    CHECK(q.line("weights") == Approx((8030261248.0 - emb) * 4 / 8 + emb * 2));
+  }
+}
+
+TEST_CASE("estimate::memory: KV cache", "[memory][kv]") {
+  const auto* llama = models().find("llama-3.1-8b");
+  REQUIRE(llama);
+  // 2 x 32 layers x 8 KV heads x 128 x 2 bytes = 128 KiB per token.
+  CHECK(estimate::kv_bytes_per_token(*llama, "fp16") == 128 * 1024);
+  CHECK(estimate::kv_bytes_per_token(*llama, "fp8") == 64 * 1024);
+  // DeepSeek-V3 caches the MLA latent: 61 layers x (512 + 64) x 2 bytes.
+  CHECK(estimate::kv_bytes_per_token(*models().find("deepseek-v3"), "fp16") == 61 * 576 * 2);
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.seq_len = "8192";
+  in.batch = "4";
+  auto m = estimate::estimate_memory(make(in), eff());
+  CHECK(m.line("kv_cache") == 128.0 * 1024 * 8192 * 4);
+  SECTION("tensor parallelism splits the KV heads") {
+    in.gpus = "2";
+    auto t = estimate::estimate_memory(make(in), eff());
+    CHECK(t.line("kv_cache") == 128.0 * 1024 * 8192 * 4 / 2);
+    CHECK(t.line("weights") == Approx(8030261248.0 * 2 / 2));
+  }
+}
+
+TEST_CASE("estimate::activation_bytes_per_layer reduces to Korthikanti et al. for GPT layers", "[memory][activations]") {
+  // A GPT-3-style layer: h = 12288, a = 96, plain MLP 4h, MHA. Eq. (1): s*b*h*(34 + 5*a*s/h).
+  catalog::Model gpt = *models().find("gpt-3-175b");
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  CHECK(estimate::activation_bytes_per_layer(gpt, s, b, false) == Approx(s * b * h * (34 + 5 * a * s / h)));
+  CHECK(estimate::activation_bytes_per_layer(gpt, s, b, true) == Approx(s * b * h * 34));
+  SECTION("a hand-computed Llama 3.1 8B layer (GQA, SwiGLU)") {
+    const auto& m = *models().find("llama-3.1-8b");
+    // 2h + 2qd + 4kvd + 2qd + h + 4h + 2h + h + 6i with h = qd = 4096, kvd = 1024, i = 14336.
+    const double per_token = 2 * 4096 + 2 * 4096 + 4 * 1024 + 2 * 4096 + 4096 + 4 * 4096 + 2 * 4096 + 4096 + 6 * 14336;
+    CHECK(estimate::activation_bytes_per_layer(m, 4096, 2, true) == Approx(4096 * 2 * per_token));
+  }
+}
+
+TEST_CASE("estimate::memory: the breakdown adds up", "[memory]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.task = "qlora";
+  in.batch = "4";
+  in.seq_len = "2048";
+  auto m = estimate::estimate_memory(make(in), eff());
+  double sum = 0;
+  for (const auto& l : m.lines) sum += l.per_gpu_bytes;
+  CHECK(sum == Approx(m.per_gpu_bytes));
+  CHECK(m.line("adapters") > 0);
+  CHECK(m.line("gradients") == 0);  // the frozen base has no gradients
+}
+
+TEST_CASE("estimate::memory: monotonic in params, batch and context; never up with ZeRO or GPUs", "[memory][property]") {
+  // Properties over a grid of workloads.
+  for (const char* task : {"inference", "train", "lora", "qlora"}) {
+    for (const char* model : {"1B", "7B", "70B", "llama-3.1-8b", "mixtral-8x7b"}) {
+      WorkloadInput in;
+      in.model = model;
+      in.task = task;
+      double prev_b = 0;
+      for (int b : {1, 2, 4, 16}) {
+        in.batch = std::to_string(b);
+        double v = estimate::estimate_memory(make(in), eff()).per_gpu_bytes;
+        CHECK(v >= prev_b);
+        prev_b = v;
+      }
+      in.batch = "1";
+      double prev_s = 0;
+      for (int s : {128, 512, 2048, 8192}) {
+        in.seq_len = std::to_string(s);
+        double v = estimate::estimate_memory(make(in), eff()).per_gpu_bytes;
+        CHECK(v >= prev_s);
+        prev_s = v;
+      }
+      in.seq_len.clear();
+      if (std::string(task) != "inference") {
+        in.gpus = "8";
+        double prev_z = 1e300;
+        for (int z = 0; z <= 3; ++z) {
+          in.zero = std::to_string(z);
+          double v = estimate::estimate_memory(make(in), eff()).per_gpu_bytes;
+          CHECK(v <= prev_z);
+          prev_z = v;
+        }
+        in.zero.clear();
+        in.gpus.clear();
+      }
+      double prev_g = 1e300;
+      for (int g : {1, 2, 4, 8}) {
+        in.gpus = std::to_string(g);
+        if (std::string(task) != "inference") in.zero = "3";
+        double v = estimate::estimate_memory(make(in), eff()).per_gpu_bytes;
+        CHECK(v <= prev_g);
+        prev_g = v;
+      }
+    }
+  }
+  double prev = 0;
+  for (const char* size : {"1B", "3B", "7B", "13B", "34B", "70B"}) {
+    WorkloadInput in;
+    in.model = size;
+    double v = estimate::estimate_memory(make(in), eff()).per_gpu_bytes;
+    CHECK(v > prev);
+    prev = v;
+  }
+}
+
+TEST_CASE("estimate::fit: 10B in fp16 does not fit a 24 GB card; int8 does", "[memory][fit]") {
+  auto cat = catalog::Catalog::load({});
+  const auto& gpu = *cat.find("rtx-4090");
+  WorkloadInput in;
+  in.model = "10B";
+  in.precision = "fp16";
+  auto r = estimate::fit(make(in), gpu, eff());
+  CHECK_FALSE(r.fits);
+  CHECK(r.headroom_bytes < 0);
+  in.precision = "int8";
+  auto q = estimate::fit(make(in), gpu, eff());
+  CHECK(q.fits);
+  REQUIRE(q.max_seq_len);
+  CHECK(*q.max_seq_len >= 4096);
+  REQUIRE(q.max_batch);
+  CHECK(*q.max_batch >= 1);
+}
+
+TEST_CASE("workload validation: exit 2 with the flag and the bad value", "[workload]") {
+  auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "memory");
+    auto r = test::run_cli(args);
+    CHECK(r.code == 2);
+    return r.err;
+  };
+  CHECK(err({"--model", "7B", "--batch", "0"}) == "gpuadvisor: error: --batch: expected a whole number from 1 to 1000000, got \"0\"\n");
+  CHECK(err({"--model", "llama-3.1-8b", "--gpus", "3", "--tp", "3"}) ==
+        "gpuadvisor: error: --tp: --tp 3 does not divide the model's 32 attention heads\n");
+  CHECK(err({"--model", "lama-3.1-8b"}) ==
+        "gpuadvisor: error: --model: unknown model \"lama-3.1-8b\", did you mean 'llama-3.1-8b'? (see 'gpuadvisor models list'; a bare size like 7B also works)\n");
+  CHECK(err({"--model", "7B", "--task", "train", "--precision", "nf4"}) ==
+        "gpuadvisor: error: --precision: full training needs fp32, tf32, fp16, bf16 or fp8 weights, got nf4 (4-bit bases train with --task qlora)\n");
+  CHECK(err({"--model", "7B", "--precision", "fp17"}) ==
+        "gpuadvisor: error: --precision: expected one of fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0, got \"fp17\", did you mean 'fp16'?\n");
+  CHECK(err({"--model", "NaN"}).find("--model: unknown model \"NaN\"") != std::string::npos);
+  CHECK(err({"--model", "7B", "--zero", "2"}) == "gpuadvisor: error: --zero: ZeRO shards training state; it does not apply to --task inference\n");
+  CHECK(err({"--model", "7B", "--mfu", "1.5"}) == "gpuadvisor: error: --mfu: expected a utilisation between 0 and 1 (e.g. 0.4), got \"1.5\"\n");
+}
+
+TEST_CASE("cli: memory JSON gives the same numbers as the table, in bytes", "[cli][memory]") {
+  auto r = test::run_cli({"memory", "--model", "llama-3.1-8b", "--task", "qlora", "--batch", "4", "--seq-len", "2048",
+                          "--format", "json"});
+  REQUIRE(r.code == 0);
+  auto j = util::Json::parse(r.out);
+  double sum = 0;
+  for (const auto& l : j["breakdown"]) sum += l["bytes"].get<double>();
+  CHECK(sum == Approx(j["total_bytes"].get<double>()));
+  CHECK(j["weights_bytes"].get<double>() > 0);
+  CHECK(j["schema_version"] == 1);
+}
