@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -32,7 +31,7 @@ using util::quote;
 // config.json
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"bert",  "deepseek_v3", "falcon", "gemma", "gemma2",
+  static const std::vector<std::string> types = {"bert",  "deepseek_v3", "falcon",  "gemma",   "gemma2",
                                                  "gpt2",  "llama",       "mistral", "mixtral", "phi3",
                                                  "qwen2", "qwen2_moe",   "t5"};
   return types;
@@ -46,7 +45,7 @@ constexpr std::int64_t kMaxVocab = std::int64_t{1} << 31;
 constexpr std::int64_t kMaxContext = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
-// The first of `keys` present in the config, as a whole number in [lo, hi].
+/// The first of `keys` present in the config, as a whole number in [lo, hi].
 std::optional<std::int64_t> first_int(const Fields& f, std::initializer_list<const char*> keys, std::int64_t lo,
                                       std::int64_t hi) {
   for (const char* k : keys)
@@ -54,16 +53,17 @@ std::optional<std::int64_t> first_int(const Fields& f, std::initializer_list<con
   return std::nullopt;
 }
 
-// Like first_int, but a config without any of `keys` is an error naming all of them.
+/// Like first_int, but a config without any of `keys` is an error naming all of them.
 std::int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, std::int64_t lo, std::int64_t hi,
                       std::string_view what) {
   if (auto v = first_int(f, keys, lo, hi)) return *v;
   std::string also;
   for (auto it = keys.begin() + 1; it != keys.end(); ++it) also += fmt::format("{}'{}'", also.empty() ? "" : ", ", *it);
-  f.fail(*keys.begin(), fmt::format("missing{}; {} is required", also.empty() ? "" : " (also looked for " + also + ")",
-                                    what));
+  f.fail(*keys.begin(),
+         fmt::format("missing{}; {} is required", also.empty() ? "" : " (also looked for " + also + ")", what));
 }
 
+/// Narrows a value that the k-limits above already bound to well within int.
 int as_int(std::int64_t v) { return static_cast<int>(v); }
 
 }  // namespace
@@ -152,7 +152,9 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     m.head_dim = f.integer("head_dim", 1, kMaxWidth);
   } else {
     if (m.hidden % m.heads != 0)
-      f.fail(t5 ? "num_heads" : gpt2 ? "n_head" : "num_attention_heads",
+      f.fail(t5     ? "num_heads"
+             : gpt2 ? "n_head"
+                    : "num_attention_heads",
              fmt::format("{} heads do not divide the model width {}, and the config gives no {}", m.heads, m.hidden,
                          t5 ? "d_kv" : "head_dim"));
     m.head_dim = m.hidden / m.heads;
@@ -211,19 +213,20 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     if (auto shared = first_int(f, {"shared_expert_intermediate_size"}, 0, kMaxWidth); shared && *shared > 0) {
       moe.shared_experts = as_int((*shared + m.intermediate / 2) / m.intermediate);
       if (*shared % m.intermediate != 0)
-        m.assumptions.push_back(fmt::format("shared expert width {} counted as {} routed-width experts", *shared,
-                                            moe.shared_experts));
+        m.assumptions.push_back(
+            fmt::format("shared expert width {} counted as {} routed-width experts", *shared, moe.shared_experts));
     }
     // Layers are sparse every decoder_sparse_step-th layer, except those listed in mlp_only_layers.
     std::int64_t step = first_int(f, {"decoder_sparse_step"}, 1, kMaxLayers).value_or(1);
     std::set<std::int64_t> dense_only;
     if (f.has("mlp_only_layers")) {
       const auto& list = f.raw("mlp_only_layers");
-      if (!list.is_array()) f.fail("mlp_only_layers", "expected a list of layer numbers, got " + util::json_snippet(list));
+      if (!list.is_array())
+        f.fail("mlp_only_layers", "expected a list of layer numbers, got " + util::json_snippet(list));
       for (const auto& v : list) {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= m.layers)
-          f.fail("mlp_only_layers", fmt::format("expected layer numbers from 0 to {}, got {}", m.layers - 1,
-                                                util::json_snippet(v)));
+          f.fail("mlp_only_layers",
+                 fmt::format("expected layer numbers from 0 to {}, got {}", m.layers - 1, util::json_snippet(v)));
         dense_only.insert(v.get<std::int64_t>());
       }
     }
@@ -231,7 +234,8 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     for (int i = 0; i < m.layers; ++i)
       if (dense_only.count(i) || (i + 1) % step != 0) ++dense;
     moe.dense_layers = dense;
-    if (dense > 0) moe.dense_intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width");
+    if (dense > 0)
+      moe.dense_intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width");
     m.moe = moe;
   }
 
@@ -256,8 +260,8 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   } else {
     m.bias = f.opt_bool("attention_bias").value_or(false);
     if (auto mlp_bias = f.opt_bool("mlp_bias"); mlp_bias && *mlp_bias != m.bias)
-      m.assumptions.push_back(fmt::format("attention_bias {} and mlp_bias {} differ: bias taken from attention_bias",
-                                          m.bias, *mlp_bias));
+      m.assumptions.push_back(
+          fmt::format("attention_bias {} and mlp_bias {} differ: bias taken from attention_bias", m.bias, *mlp_bias));
   }
 
   m.norm = gpt2 || bert || falcon ? "layernorm" : "rmsnorm";
@@ -302,7 +306,7 @@ constexpr int kMaxGgufArrayDepth = 4;
 // Element counts beyond 2^62 are nonsense; the bound also keeps every product below overflow.
 constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 62;
 
-// a * b, or nullopt when it exceeds `limit` (no overflow on the way).
+/// a * b, or nullopt when it exceeds `limit` (no overflow on the way).
 std::optional<std::uint64_t> mul_capped(std::uint64_t a, std::uint64_t b, std::uint64_t limit = kMaxElements) {
   if (a != 0 && b > limit / a) return std::nullopt;
   return a * b;
@@ -400,9 +404,8 @@ struct Span {
 };
 
 void check_no_overlap(const std::string& path, std::vector<Span> spans) {
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   for (std::size_t i = 1; i < spans.size(); ++i) {
     const Span& a = spans[i - 1];
     const Span& b = spans[i];
@@ -415,11 +418,30 @@ void check_no_overlap(const std::string& path, std::vector<Span> spans) {
 std::string pointer_escape(const std::string& key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
+}
+
+// util::JsonDoc reports syntax errors as a Result but lets nlohmann's other parse exceptions (a
+// number like 1e400 overflows a double: out_of_range.406) escape; file headers are untrusted input,
+// so those become one-line errors here too.
+util::JsonDoc json_or_throw(const std::string& path, std::optional<std::string> text) {
+  try {
+    auto doc = text ? util::JsonDoc::parse(std::move(*text), path) : util::JsonDoc::load(path);
+    if (!doc) throw Error(doc.error());
+    return std::move(doc).value();
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw Error(fmt::format("{}: malformed JSON: {}", path, quote(what, 200)));
+  }
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -430,9 +452,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 std::optional<std::uint64_t> safetensors_dtype_size(const std::string& dtype) {
   static const std::map<std::string, std::uint64_t, std::less<>> sizes = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2},     {"BF16", 2},    {"I64", 8},     {"I32", 4},   {"I16", 2},
-      {"I8", 1},  {"U64", 8}, {"U32", 4},     {"U16", 2},     {"U8", 1},      {"BOOL", 1},  {"F8_E4M3", 1},
-      {"F8_E5M2", 1}, {"F8_E8M0", 1}};
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},  {"I32", 4},     {"I16", 2},     {"I8", 1},
+      {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},   {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"F8_E8M0", 1}};
   auto it = sizes.find(dtype);
   if (it == sizes.end()) return std::nullopt;
   return it->second;
@@ -464,20 +485,19 @@ Tally read_safetensors(const std::string& path) {
   if (n > kMaxSafetensorsHeader)
     throw Error(fmt::format("{}: safetensors header length {} is over the 100 MB limit", path, n));
   if (n > in.left())
-    throw Error(fmt::format("{}: safetensors header length {} runs past the end of the file ({} bytes)", path, n,
-                            in.size()));
+    throw Error(
+        fmt::format("{}: safetensors header length {} runs past the end of the file ({} bytes)", path, n, in.size()));
   std::string text = in.bytes(n);
   const std::uint64_t data_size = in.left();
 
-  auto doc = util::JsonDoc::parse(std::move(text), path);
-  if (!doc) throw Error(doc.error());
-  Fields root(*doc, doc->root(), "", "safetensors header");  // throws unless the header is an object
+  auto doc = json_or_throw(path, std::move(text));
+  Fields root(doc, doc.root(), "", "safetensors header");  // throws unless the header is an object
 
   Tally tally;
   std::vector<Span> spans;
-  for (const auto& [name, value] : doc->root().items()) {
+  for (const auto& [name, value] : doc.root().items()) {
     if (name == "__metadata__") continue;
-    Fields t(*doc, value, "/" + pointer_escape(name), "tensor " + quote(name));
+    Fields t(doc, value, "/" + pointer_escape(name), "tensor " + quote(name));
     std::string dtype = t.str("dtype");
     auto esize = safetensors_dtype_size(dtype);
     if (!esize)
@@ -497,11 +517,11 @@ Tally read_safetensors(const std::string& path) {
     auto [begin, end] = std::pair{offsets[0], offsets[1]};
     if (begin > end) t.fail("data_offsets", fmt::format("begin {} is after end {}", begin, end));
     if (end > data_size)
-      t.fail("data_offsets", fmt::format("end {} is past the end of the file ({} data bytes after the header)", end,
-                                         data_size));
+      t.fail("data_offsets",
+             fmt::format("end {} is past the end of the file ({} data bytes after the header)", end, data_size));
     if (end - begin != *need)
-      t.fail("data_offsets", fmt::format("spans {} bytes, but {} {} needs {}", end - begin, dtype, dims_text(shape),
-                                         *need));
+      t.fail("data_offsets",
+             fmt::format("spans {} bytes, but {} {} needs {}", end - begin, dtype, dims_text(shape), *need));
     tally.params += static_cast<double>(*count);
     tally.bytes += static_cast<double>(*need);
     tally.dtypes[dtype] += 1;
@@ -516,14 +536,13 @@ Tally read_safetensors(const std::string& path) {
 // ---- model.safetensors.index.json
 
 TensorStats read_index(const std::string& path) {
-  auto doc = util::JsonDoc::load(path);
-  if (!doc) throw Error(doc.error());
-  Fields root(*doc, doc->root(), "", "");
+  auto doc = json_or_throw(path, std::nullopt);
+  Fields root(doc, doc.root(), "", "");
   const util::Json& weight_map = root.raw("weight_map");
-  Fields map(*doc, weight_map, "/weight_map", "weight_map");
+  Fields map(doc, weight_map, "/weight_map", "weight_map");
   std::optional<std::uint64_t> total_size;
   if (root.has("metadata")) {
-    Fields meta(*doc, root.raw("metadata"), "/metadata", "metadata");
+    Fields meta(doc, root.raw("metadata"), "/metadata", "metadata");
     if (auto v = meta.opt_integer("total_size", 0, std::numeric_limits<std::int64_t>::max()))
       total_size = static_cast<std::uint64_t>(*v);
   }
@@ -570,8 +589,8 @@ TensorStats read_index(const std::string& path) {
     Tally t = read_safetensors(shard_path);
     for (const auto& name : mapped[s])
       if (!t.names.count(name))
-        throw Error(fmt::format("{}: tensor {} is mapped to {}, whose header does not list it", path, quote(name),
-                                quote(s)));
+        throw Error(
+            fmt::format("{}: tensor {} is mapped to {}, whose header does not list it", path, quote(name), quote(s)));
     all.add(t);
   }
   stats.params = all.params;
@@ -589,34 +608,57 @@ struct GgmlType {
   std::uint32_t bytes;
 };
 
-// Indexed by ggml_type id (ggml.h); ids 4, 5 and 31-33, 36-38 were removed from GGUF files.
+/// Indexed by ggml_type id (ggml.h); ids 4, 5 and 31-33, 36-38 were removed from GGUF files.
 std::optional<GgmlType> ggml_type(std::uint32_t id) {
   static const std::map<std::uint32_t, GgmlType> types = {
-      {0, {"F32", 1, 4}},         {1, {"F16", 1, 2}},       {2, {"Q4_0", 32, 18}},      {3, {"Q4_1", 32, 20}},
-      {6, {"Q5_0", 32, 22}},      {7, {"Q5_1", 32, 24}},    {8, {"Q8_0", 32, 34}},      {9, {"Q8_1", 32, 36}},
-      {10, {"Q2_K", 256, 84}},    {11, {"Q3_K", 256, 110}}, {12, {"Q4_K", 256, 144}},   {13, {"Q5_K", 256, 176}},
-      {14, {"Q6_K", 256, 210}},   {15, {"Q8_K", 256, 292}}, {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}},
-      {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}}, {20, {"IQ4_NL", 32, 18}},   {21, {"IQ3_S", 256, 110}},
-      {22, {"IQ2_S", 256, 82}},   {23, {"IQ4_XS", 256, 136}}, {24, {"I8", 1, 1}},       {25, {"I16", 1, 2}},
-      {26, {"I32", 1, 4}},        {27, {"I64", 1, 8}},      {28, {"F64", 1, 8}},        {29, {"IQ1_M", 256, 56}},
-      {30, {"BF16", 1, 2}},       {34, {"TQ1_0", 256, 54}}, {35, {"TQ2_0", 256, 66}},   {39, {"MXFP4", 32, 17}}};
+      {0, {"F32", 1, 4}},         {1, {"F16", 1, 2}},         {2, {"Q4_0", 32, 18}},      {3, {"Q4_1", 32, 20}},
+      {6, {"Q5_0", 32, 22}},      {7, {"Q5_1", 32, 24}},      {8, {"Q8_0", 32, 34}},      {9, {"Q8_1", 32, 36}},
+      {10, {"Q2_K", 256, 84}},    {11, {"Q3_K", 256, 110}},   {12, {"Q4_K", 256, 144}},   {13, {"Q5_K", 256, 176}},
+      {14, {"Q6_K", 256, 210}},   {15, {"Q8_K", 256, 292}},   {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}},
+      {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}},   {20, {"IQ4_NL", 32, 18}},   {21, {"IQ3_S", 256, 110}},
+      {22, {"IQ2_S", 256, 82}},   {23, {"IQ4_XS", 256, 136}}, {24, {"I8", 1, 1}},         {25, {"I16", 1, 2}},
+      {26, {"I32", 1, 4}},        {27, {"I64", 1, 8}},        {28, {"F64", 1, 8}},        {29, {"IQ1_M", 256, 56}},
+      {30, {"BF16", 1, 2}},       {34, {"TQ1_0", 256, 54}},   {35, {"TQ2_0", 256, 66}},   {39, {"MXFP4", 32, 17}}};
   auto it = types.find(id);
   if (it == types.end()) return std::nullopt;
   return it->second;
 }
 
 enum GgufValue : std::uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 std::optional<std::uint64_t> gguf_fixed_size(std::uint32_t type) {
   switch (type) {
-    case kU8: case kI8: case kBool: return 1;
-    case kU16: case kI16: return 2;
-    case kU32: case kI32: case kF32: return 4;
-    case kU64: case kI64: case kF64: return 8;
-    default: return std::nullopt;
+    case kU8:
+    case kI8:
+    case kBool:
+      return 1;
+    case kU16:
+    case kI16:
+      return 2;
+    case kU32:
+    case kI32:
+    case kF32:
+      return 4;
+    case kU64:
+    case kI64:
+    case kF64:
+      return 8;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -643,7 +685,8 @@ void skip_gguf_value(Reader& in, std::uint32_t type, const std::string& key, int
     skip_gguf_string(in);
   } else if (type == kArray) {
     if (depth >= kMaxGgufArrayDepth)
-      throw Error(fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
+      throw Error(
+          fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
     auto elem = in.le<std::uint32_t>();
     auto count = in.le<std::uint64_t>();
     if (auto esize = gguf_fixed_size(elem)) {
@@ -659,8 +702,8 @@ void skip_gguf_value(Reader& in, std::uint32_t type, const std::string& key, int
                               in.pos() - 12));
     }
   } else {
-    throw Error(fmt::format("{}: GGUF key {}: unknown value type {} at byte {}", in.path(), quote(key), type,
-                            in.pos() - 4));
+    throw Error(
+        fmt::format("{}: GGUF key {}: unknown value type {} at byte {}", in.path(), quote(key), type, in.pos() - 4));
   }
 }
 
@@ -668,13 +711,13 @@ TensorStats read_gguf(const std::string& path) {
   Reader in(path, "GGUF header");
   if (in.size() == 0) throw Error(fmt::format("{}: empty file, expected a GGUF header", path));
   std::string magic = in.bytes(4);
-  if (magic != "GGUF") throw Error(fmt::format("{}: not a GGUF file (starts with {}, expected \"GGUF\")", path, quote(magic)));
+  if (magic != "GGUF")
+    throw Error(fmt::format("{}: not a GGUF file (starts with {}, expected \"GGUF\")", path, quote(magic)));
   auto version = in.le<std::uint32_t>();
   if (version != 2 && version != 3) {
-    std::uint32_t swapped = ((version & 0xffu) << 24) | ((version & 0xff00u) << 8) | ((version >> 8) & 0xff00u) |
-                            (version >> 24);
-    if (swapped == 2 || swapped == 3)
-      throw Error(fmt::format("{}: big-endian GGUF files are not supported", path));
+    std::uint32_t swapped =
+        ((version & 0xffu) << 24) | ((version & 0xff00u) << 8) | ((version >> 8) & 0xff00u) | (version >> 24);
+    if (swapped == 2 || swapped == 3) throw Error(fmt::format("{}: big-endian GGUF files are not supported", path));
     throw Error(fmt::format("{}: unsupported GGUF version {} (expected 2 or 3)", path, version));
   }
   auto tensor_count = in.le<std::uint64_t>();
@@ -690,7 +733,8 @@ TensorStats read_gguf(const std::string& path) {
     auto type = in.le<std::uint32_t>();
     if (key == "general.alignment") {
       if (type != kU32)
-        throw Error(fmt::format("{}: GGUF key \"general.alignment\" has value type {}, expected 4 (uint32)", path, type));
+        throw Error(
+            fmt::format("{}: GGUF key \"general.alignment\" has value type {}, expected 4 (uint32)", path, type));
       alignment = in.le<std::uint32_t>();
       if (alignment == 0 || (alignment & (alignment - 1)) != 0)
         throw Error(fmt::format("{}: GGUF general.alignment {} is not a power of two", path, alignment));
@@ -712,15 +756,16 @@ TensorStats read_gguf(const std::string& path) {
     t.name = gguf_string(in);
     auto n_dims = in.le<std::uint32_t>();
     if (n_dims == 0 || n_dims > kMaxGgufDims)
-      throw Error(fmt::format("{}: tensor {} has {} dimensions, expected 1 to {}", path, quote(t.name), n_dims,
-                              kMaxGgufDims));
+      throw Error(
+          fmt::format("{}: tensor {} has {} dimensions, expected 1 to {}", path, quote(t.name), n_dims, kMaxGgufDims));
     std::vector<std::uint64_t> dims;
     std::optional<std::uint64_t> count = 1;
     for (std::uint32_t d = 0; d < n_dims; ++d) {
       dims.push_back(in.le<std::uint64_t>());
       if (count) count = mul_capped(*count, dims.back());
     }
-    if (!count) throw Error(fmt::format("{}: tensor {} shape {} has too many elements", path, quote(t.name), dims_text(dims)));
+    if (!count)
+      throw Error(fmt::format("{}: tensor {} shape {} has too many elements", path, quote(t.name), dims_text(dims)));
     auto type_id = in.le<std::uint32_t>();
     auto type = ggml_type(type_id);
     if (!type) throw Error(fmt::format("{}: tensor {}: unsupported GGUF tensor type {}", path, quote(t.name), type_id));
@@ -748,9 +793,10 @@ TensorStats read_gguf(const std::string& path) {
   std::vector<Span> spans;
   for (const auto& t : infos) {
     if (t.offset > data_size || t.bytes > data_size - t.offset)
-      throw Error(fmt::format("{}: tensor {} data ({} bytes at offset {} after the header) runs past the end of the "
-                              "file ({} bytes)",
-                              path, quote(t.name), t.bytes, t.offset, in.size()));
+      throw Error(
+          fmt::format("{}: tensor {} data ({} bytes at offset {} after the header) runs past the end of the "
+                      "file ({} bytes)",
+                      path, quote(t.name), t.bytes, t.offset, in.size()));
     tally.params += static_cast<double>(t.elements);
     tally.bytes += static_cast<double>(t.bytes);
     tally.dtypes[t.type] += 1;

@@ -15,19 +15,12 @@ struct MemoryOptions {
   std::string headroom;
 };
 
-std::string workload_line(const estimate::Workload& w) {
-  std::string s = fmt::format("{} ({} params), {}, {}", w.model.name, util::format_count(w.model.params),
-                              estimate::name(w.task), w.precision);
-  if (w.model.is_transformer()) s += fmt::format(", batch {}, {} {}", w.batch, estimate::is_training(w.task) ? "sequence" : "context", w.seq_len);
-  else s += fmt::format(", batch {}", w.batch);
-  if (w.gpus > 1) s += fmt::format(", {} GPUs (tp {}, pp {}, dp {}{})", w.gpus, w.tp, w.pp, w.dp(), w.zero ? fmt::format(", ZeRO-{}", w.zero) : "");
-  return s;
-}
-
 void run_memory(Context& ctx, const MemoryOptions& o) {
   auto f = ctx.output_format(kTabular);
-  auto w = ctx.workload(o.in);
+  estimate::WorkloadSet set;
+  auto w = ctx.workload(o.in, &set);
   const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
+  if (gpu) w = estimate::plan_layout(w, set, *gpu, ctx.efficiency());
   auto mem = estimate::estimate_memory(w, ctx.efficiency());
   std::optional<estimate::FitResult> fit;
   if (gpu) {
@@ -96,7 +89,7 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     ctx.out << t.render(f, ctx.style);
     return;
   }
-  ctx.out << ctx.style.bold(workload_line(w)) << "\n\n" << t.render(f, ctx.style);
+  ctx.out << ctx.style.bold(describe(w)) << "\n\n" << t.render(f, ctx.style);
   if (gpu) {
     std::string cap = fmt::format("{} of {} usable, keeping {:.0f}% free", util::format_bytes(fit->usable_bytes),
                                   util::format_bytes(gpu->memory_bytes), 100 * (1 - fit->usable_bytes / gpu->memory_bytes));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
 
 namespace gpuadvisor::cli {
 
@@ -25,6 +26,28 @@ const catalog::Catalog& Context::catalog() {
 const catalog::ModelSet& Context::models() {
   if (!models_) models_ = catalog::ModelSet::load(model_files);
   return *models_;
+}
+
+const catalog::Prices& Context::prices() {
+  if (!prices_) prices_ = catalog::Prices::load(price_files);
+  return *prices_;
+}
+
+void add_prices_option(CLI::App& app, Context& ctx) {
+  app.add_option("--prices", ctx.price_files, "Extra cloud prices file (JSON, as data/cloud.json); adds or replaces instances by id")
+      ->type_name("FILE");
+}
+
+std::string describe(const estimate::Workload& w) {
+  std::string s = fmt::format("{} ({} params), {}, {}", w.model.name, util::format_count(w.model.params),
+                              estimate::name(w.task), w.precision);
+  if (w.model.is_transformer())
+    s += fmt::format(", batch {}, {} {}", w.batch, estimate::is_training(w.task) ? "sequence" : "context", w.seq_len);
+  else
+    s += fmt::format(", batch {}", w.batch);
+  if (w.gpus > 1)
+    s += fmt::format(", {} GPUs (tp {}, pp {}, dp {}{})", w.gpus, w.tp, w.pp, w.dp(), w.zero ? fmt::format(", ZeRO-{}", w.zero) : "");
+  return s;
 }
 
 const catalog::Gpu& Context::gpu(const std::string& query) {

@@ -11,6 +11,7 @@
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/catalog/prices.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
 #include "gpuadvisor/util/error.h"
@@ -37,6 +38,8 @@ struct Context {
   /// The model presets (embedded + --models files), loaded once.
   const catalog::ModelSet& models();
   const catalog::Efficiency& efficiency() const { return catalog::Efficiency::embedded(); }
+  /// Cloud prices, servers and energy defaults (embedded + --prices files), loaded once.
+  const catalog::Prices& prices();
   /// Resolves a GPU name or throws Error (exit 2) with the suggestion.
   const catalog::Gpu& gpu(const std::string& query);
   /// Builds the workload from flags and --profile (flags win).
@@ -49,6 +52,7 @@ struct Context {
  private:
   std::optional<catalog::Catalog> catalog_;
   std::optional<catalog::ModelSet> models_;
+  std::optional<catalog::Prices> prices_;
 };
 
 /// The formats most commands take.
@@ -60,12 +64,27 @@ void add_format_option(CLI::App& app, Context& ctx);
 /// Adds --catalog FILE (repeatable).
 void add_catalog_option(CLI::App& app, Context& ctx);
 
+/// One line describing a workload: "Llama 3.1 8B (8.03B params), qlora, nf4, batch 4, sequence 2048".
+std::string describe(const estimate::Workload& w);
+/// Adds --prices FILE (repeatable).
+void add_prices_option(CLI::App& app, Context& ctx);
+
 /// Adds the shared workload flags (--model, --task, --precision, ...; docs/workload.md).
 void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& ctx);
 
 // One setup function per subcommand (src/cli/cmd_<name>.cpp).
+void setup_recommend(CLI::App& app, Context& ctx);
+void setup_memory(CLI::App& app, Context& ctx);
+void setup_estimate(CLI::App& app, Context& ctx);
+void setup_cost(CLI::App& app, Context& ctx);
+void setup_compare(CLI::App& app, Context& ctx);
+void setup_fit(CLI::App& app, Context& ctx);
 void setup_catalog(CLI::App& app, Context& ctx);
 void setup_models(CLI::App& app, Context& ctx);
-void setup_memory(CLI::App& app, Context& ctx);
+void setup_check(CLI::App& app, Context& ctx);
+void setup_rules(CLI::App& app, Context& ctx);
+void setup_compat(CLI::App& app, Context& ctx);
+void setup_diagnose(CLI::App& app, Context& ctx);
+void setup_inspect(CLI::App& app, Context& ctx);
 
 }  // namespace gpuadvisor::cli

@@ -254,6 +254,38 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
   return r;
 }
 
+Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+                     double headroom) {
+  const double usable = gpu.memory_bytes * (1 - headroom);
+  if (!is_training(w.task) || estimate_memory(w, eff).per_gpu_bytes <= usable) return w;
+  std::vector<std::string> ckpts = set.checkpointing ? std::vector<std::string>{w.checkpointing}
+                                                     : std::vector<std::string>{w.checkpointing, "full"};
+  std::vector<int> tps = set.tp ? std::vector<int>{w.tp} : std::vector<int>{1, 2, 4, 8};
+  std::vector<int> zeros = set.zero ? std::vector<int>{w.zero} : std::vector<int>{0, 1, 2, 3};
+  Workload last = w;
+  for (const auto& c : ckpts) {
+    for (int tp : tps) {
+      for (int z : zeros) {
+        Workload x = w;
+        x.checkpointing = c;
+        x.tp = tp;
+        x.zero = z;
+        if (!check_layout(x).empty()) continue;
+        if (z > 0 && x.dp() < 2) continue;  // ZeRO shards across data-parallel replicas
+        if (c == w.checkpointing) last = x;  // when nothing fits, keep the user's recomputation
+        if (estimate_memory(x, eff).per_gpu_bytes <= usable) {
+          x.assumptions.push_back(fmt::format(
+              "layout: {}{}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
+              z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : "",
+              c == "full" ? ", full activation recomputation" : "", x.gpus, gpu.id));
+          return x;
+        }
+      }
+    }
+  }
+  return last;
+}
+
 util::Json to_json(const MemoryEstimate& m) {
   util::Json j;
   for (const auto& l : m.lines) j[l.id + "_bytes"] = l.total_bytes;

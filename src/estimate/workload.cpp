@@ -233,7 +233,10 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     w.tp = static_cast<int>(need(in, "tp", util::parse_int(in.tp, 1, 100'000)));
     s.tp = true;
   }
-  if (!in.pp.empty()) w.pp = static_cast<int>(need(in, "pp", util::parse_int(in.pp, 1, 100'000)));
+  if (!in.pp.empty()) {
+    w.pp = static_cast<int>(need(in, "pp", util::parse_int(in.pp, 1, 100'000)));
+    s.pp = true;
+  }
   if (!in.zero.empty()) {
     std::string z = util::lower(in.zero);
     if (z == "fsdp") w.zero = 3;
@@ -253,6 +256,7 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     if (c == "on" || c == "true") c = "full";
     if (c != "none" && c != "selective" && c != "full") bad(in, "checkpointing", choices({"none", "selective", "full"}, in.checkpointing));
     w.checkpointing = c;
+    s.checkpointing = true;
   } else if (w.task == Task::qlora) {
     w.checkpointing = "full";
     w.assumptions.push_back("activation checkpointing: full (the QLoRA recipe's default)");

@@ -1,14 +1,13 @@
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli_fixture.h"
 #include "gpuadvisor/catalog/model.h"
@@ -179,31 +178,34 @@ TEST_CASE("catalog::read_model_file checks every safetensors header field", "[mo
     auto p = tmp.write("bad.safetensors", safetensors("{\"a\": [1,", 0));
     CHECK(read_error(p).rfind(p + ":1:", 0) == 0);
   }
+  SECTION("a number too large for a double") {
+    auto p = tmp.write("overflow.safetensors",
+                       safetensors(R"({"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,0]}})", 0));
+    CHECK(read_error(p) == p + ": malformed JSON: \"number overflow parsing '1e400'\"");
+  }
   SECTION("unknown dtype") {
-    auto p = tmp.write("dtype.safetensors",
-                       safetensors(R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,1]}})", 1));
+    auto p = tmp.write("dtype.safetensors", safetensors(R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,1]}})", 1));
     CHECK(read_error(p) == p + ":1: tensor \"w\": field 'dtype': unknown dtype \"Q4\" (expected F64, F32, F16, BF16, "
                                "F8_E4M3, F8_E5M2, I64, I32, I16, I8, U8 or BOOL)");
   }
   SECTION("bytes that do not match the shape") {
-    auto p = tmp.write("size.safetensors",
-                       safetensors(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8));
+    auto p = tmp.write("size.safetensors", safetensors(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8));
     CHECK(read_error(p) == p + ":1: tensor \"w\": field 'data_offsets': spans 8 bytes, but F32 [3] needs 12");
   }
   SECTION("offsets past the end of the file") {
-    auto p = tmp.write("past.safetensors",
-                       safetensors(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8));
-    CHECK(read_error(p) ==
-          p + ":1: tensor \"w\": field 'data_offsets': end 16 is past the end of the file (8 data bytes after the header)");
+    auto p =
+        tmp.write("past.safetensors", safetensors(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8));
+    CHECK(read_error(p) == p + ":1: tensor \"w\": field 'data_offsets': end 16 is past the end of the file (8 data "
+                               "bytes after the header)");
   }
   SECTION("offsets in the wrong order") {
-    auto p = tmp.write("order.safetensors",
-                       safetensors(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", 8));
+    auto p =
+        tmp.write("order.safetensors", safetensors(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", 8));
     CHECK(read_error(p) == p + ":1: tensor \"w\": field 'data_offsets': begin 8 is after end 0");
   }
   SECTION("negative and overflowing shapes") {
-    auto neg = tmp.write("neg.safetensors",
-                         safetensors(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", 0));
+    auto neg =
+        tmp.write("neg.safetensors", safetensors(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", 0));
     CHECK(read_error(neg) == neg + ":1: tensor \"w\": field 'shape': expected whole numbers >= 0, got -1");
     auto huge = tmp.write(
         "huge.safetensors",
@@ -221,8 +223,9 @@ TEST_CASE("catalog::read_model_file checks safetensors indexes", "[modelfiles]")
   TempDir tmp("index");
   fs::copy_file(fixture("tiny.safetensors"), tmp.path("model-00001-of-00001.safetensors"));
   SECTION("a tensor mapped to a shard that does not hold it") {
-    auto p = tmp.write("model.safetensors.index.json",
-                       R"({"metadata": {"total_size": 672}, "weight_map": {"model.norm.weight": "model-00001-of-00001.safetensors", "nope": "model-00001-of-00001.safetensors"}})");
+    auto p = tmp.write(
+        "model.safetensors.index.json",
+        R"({"metadata": {"total_size": 672}, "weight_map": {"model.norm.weight": "model-00001-of-00001.safetensors", "nope": "model-00001-of-00001.safetensors"}})");
     CHECK(read_error(p) == p + ": tensor \"nope\" is mapped to \"model-00001-of-00001.safetensors\", whose header does "
                                "not list it");
   }
@@ -289,8 +292,7 @@ TEST_CASE("catalog::read_model_file checks every GGUF header field", "[modelfile
     auto kvs = tmp.write("kvs.gguf", Bytes().raw("GGUF").u32(3).u64(1).u64(2'000'000).b);
     CHECK(read_error(kvs) == kvs + ": GGUF metadata count 2000000 is over the limit of 1000000");
     auto str = tmp.write("str.gguf", Bytes().raw("GGUF").u32(3).u64(1).u64(1).u64(std::uint64_t{1} << 60).b);
-    CHECK(read_error(str) ==
-          str + ": GGUF string at byte 24 is 1152921504606846976 bytes long, over the 1 MiB limit");
+    CHECK(read_error(str) == str + ": GGUF string at byte 24 is 1152921504606846976 bytes long, over the 1 MiB limit");
     // An array claiming 2^62 uint32 elements in a file of a few dozen bytes.
     Bytes arr;
     arr.str("k").u32(9).u32(4).u64(std::uint64_t{1} << 62);
@@ -540,6 +542,8 @@ TEST_CASE("catalog::model_from_hf_config errors name the file, line and field", 
     "num_attention_heads": 8, "vocab_size": 10, "intermediate_size": 16})") ==
         "config.json:2: field 'num_attention_heads': 8 heads do not divide the model width 100, and the config "
         "gives no head_dim");
-  CHECK(config_error(R"({"hidden_size": 8})").rfind("config.json:1: field 'model_type': missing; gpuadvisor reads configs of model type bert, ", 0) == 0);
+  CHECK(config_error(R"({"hidden_size": 8})")
+            .rfind("config.json:1: field 'model_type': missing; gpuadvisor reads configs of model type bert, ", 0) ==
+        0);
   CHECK(config_error("[1, 2]") == "config.json:1: expected an object, got [1,2]");
 }

@@ -61,6 +61,14 @@ struct FitResult {
 FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
               double headroom = kDefaultHeadroom);
 
+/// For training, the first parallel layout that fits, in order of cost to speed:
+/// data parallel, then ZeRO stages 1-3, then tensor parallelism within a node (2, 4, 8), then
+/// full activation recomputation. Fields the user set (`set`) stay as they are. Returns the
+/// workload unchanged when it already fits, is not training, or nothing fits (then the most
+/// memory-saving layout tried). The choice is recorded in the assumptions.
+Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+                     double headroom = kDefaultHeadroom);
+
 util::Json to_json(const MemoryEstimate& m);
 
 }  // namespace gpuadvisor::estimate

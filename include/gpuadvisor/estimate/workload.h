@@ -81,6 +81,7 @@ struct Workload {
 /// Which fields were set explicitly (so that recommend can vary the others).
 struct WorkloadSet {
   bool precision = false, gpus = false, batch = false, seq_len = false, task = false, tp = false, zero = false;
+  bool pp = false, checkpointing = false;
 };
 
 /// Validates the input and fills defaults. Throws Error (exit 2) naming the flag or profile field.

@@ -1,0 +1,58 @@
+#pragma once
+/// Money: buying, powering and renting the GPUs for a workload; break-even and total cost of
+/// ownership (docs/methodology.md, "Cost").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/prices.h"
+#include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/estimate/perf.h"
+
+namespace gpuadvisor::estimate {
+
+/// Hours in an average year (365.25 days) and month.
+inline constexpr double kHoursPerYear = 8766;
+inline constexpr double kHoursPerMonth = kHoursPerYear / 12;
+
+struct CostOptions {
+  double kwh_usd = 0;        ///< electricity price
+  double pue = 1;            ///< facility overhead on IT power
+  double utilization = 0.7;  ///< share of calendar time the GPUs are busy (break-even, TCO)
+  double years = 3;          ///< TCO horizon
+  bool used = false;         ///< used-market prices where known
+  std::optional<double> hours;  ///< job length when no --tokens (or to override)
+};
+
+struct CloudQuote {
+  const catalog::CloudInstance* instance = nullptr;
+  int instances = 0;
+  double usd_per_hour = 0;               ///< for all instances needed
+  std::optional<double> job_usd;
+};
+
+struct CostEstimate {
+  bool fits = true;
+  std::optional<double> job_hours;
+  std::string job_hours_from;  ///< "estimate", "--hours" or ""
+  std::optional<double> gpu_price_usd;
+  std::string price_kind;      ///< street, used, msrp
+  std::optional<double> purchase_usd;
+  double power_w = 0;          ///< GPUs (+ platform where known), before PUE
+  double usd_per_hour_energy = 0;
+  std::optional<double> job_energy_kwh, job_energy_usd, job_own_usd;
+  std::vector<CloudQuote> cloud;  ///< cheapest first
+  std::optional<double> breakeven_hours;   ///< busy hours at which buying beats renting
+  std::optional<double> breakeven_months;  ///< at the utilisation
+  std::optional<double> tco_usd;           ///< purchase + energy over the horizon
+  std::optional<double> cloud_over_horizon_usd;
+  std::vector<std::string> assumptions;
+};
+
+CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const PerfEstimate& perf, bool fits,
+                           const catalog::Prices& prices, const CostOptions& o);
+
+util::Json to_json(const CostEstimate& c);
+
+}  // namespace gpuadvisor::estimate

@@ -1,0 +1,76 @@
+#pragma once
+/// Health and acceptance checks from `nvidia-smi --query-gpu=... --format=csv` output: parse the
+/// CSV, identify each card in the catalog, evaluate the checks (ECC, retired pages, remapped rows,
+/// temperature, clocks throttle reasons, power cap, PCIe link, persistence mode, driver) as
+/// PASS/WARN/FAIL items. Pure: text in, structs out; running nvidia-smi is the CLI's business.
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/ops.h"
+#include "gpuadvisor/util/error.h"
+
+namespace gpuadvisor::rules {
+
+/// The --query-gpu fields inspect asks for, in order (docs/inspect.md). `level` 0 is the full list;
+/// 1 drops temperature.gpu.tlimit (drivers before R530 reject it); 2 also drops remapped_rows.*
+/// (drivers before R460): nvidia-smi rejects a whole query that names a field it does not know.
+std::vector<std::string_view> smi_query_fields(int level = 0);
+inline constexpr int kSmiQueryLevels = 3;
+
+/// One GPU row: canonical field name -> cell text (trimmed), and the line it came from.
+struct SmiRow {
+  int line = 0;
+  std::map<std::string, std::string> values;
+};
+
+struct SmiCapture {
+  std::string origin;
+  std::vector<std::string> fields;  ///< canonical names in column order ("memory.total", not "memory.total [MiB]")
+  std::vector<SmiRow> rows;
+};
+
+/// Parses nvidia-smi CSV with its header ("name, pci.bus_id, memory.total [MiB], ..."): units in
+/// headers and values, "[N/A]" and "[Not Supported]" cells, CRLF line ends, renamed headers
+/// (clocks_event_reasons.* for clocks_throttle_reasons.*). Fails with "origin:line: ..." on empty
+/// or binary input, a missing header, a header without rows, or a row with the wrong cell count.
+Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origin);
+
+enum class Verdict { pass, warn, fail };
+std::string_view name(Verdict v);  ///< "PASS", "WARN", "FAIL"
+
+struct InspectItem {
+  std::string check;  ///< stable id: ecc-uncorrected, pcie-width, ...
+  Verdict verdict = Verdict::pass;
+  std::string message;
+};
+
+struct CardReport {
+  int line = 0;  ///< the row's line in the input
+  std::string index, name, pci_bus_id, serial, driver_version, vbios_version;
+  const catalog::Gpu* gpu = nullptr;  ///< the catalog record it was identified as
+  std::vector<InspectItem> items;
+  Verdict verdict = Verdict::pass;  ///< the worst item
+};
+
+struct InspectReport {
+  std::string origin;
+  std::vector<CardReport> cards;
+  std::size_t passes = 0, warnings = 0, failures = 0;
+  Verdict verdict = Verdict::pass;
+  std::vector<std::string> next_steps;
+  std::vector<std::pair<std::string, std::string>> maintenance;  ///< interval, what to do
+};
+
+/// The check ids, in the order items are reported (docs/inspect.md documents each).
+std::span<const std::string_view> inspect_checks();
+
+/// Evaluates every card. Fails with "origin:line: field 'x': expected ..., got ..." on a cell that
+/// cannot be read.
+Result<InspectReport> inspect(const SmiCapture& capture, const catalog::Catalog& catalog,
+                              const catalog::CompatTable& compat);
+
+}  // namespace gpuadvisor::rules

@@ -1,0 +1,142 @@
+// gpuadvisor cost: what a workload costs to buy, power or rent; break-even and TCO.
+#include <fmt/format.h>
+
+#include "context.h"
+#include "gpuadvisor/estimate/cost.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::cli {
+namespace {
+
+struct CostFlags {
+  estimate::WorkloadInput in;
+  std::string gpu, hours, kwh, pue, utilization = "", years = "";
+  bool used = false;
+};
+
+double positive(const std::string& flag, const std::string& text, Result<double> r, double lo, double hi) {
+  if (!r) throw Error(flag + ": " + r.error());
+  if (!(*r > lo && *r <= hi)) throw Error(fmt::format("{}: expected a value above {} and at most {}, got {}", flag, lo, hi, util::quote(text)));
+  return *r;
+}
+
+estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
+  estimate::CostOptions c;
+  const auto& p = ctx.prices();
+  c.kwh_usd = o.kwh.empty() ? p.kwh_usd.value : positive("--kwh-price", o.kwh, util::parse_money(o.kwh), 0, 100);
+  c.pue = o.pue.empty() ? p.pue.value : positive("--pue", o.pue, util::parse_number(o.pue), 0.99, 5);
+  if (!o.utilization.empty()) {
+    std::string u = o.utilization;
+    bool pct = u.back() == '%';
+    if (pct) u.pop_back();
+    c.utilization = positive("--utilization", o.utilization, util::parse_number(u), 0, pct ? 100 : 1) / (pct ? 100 : 1);
+  }
+  if (!o.years.empty()) c.years = positive("--years", o.years, util::parse_number(o.years), 0, 50);
+  if (!o.hours.empty()) c.hours = positive("--hours", o.hours, util::parse_duration(o.hours + (std::isdigit(static_cast<unsigned char>(o.hours.back())) ? "h" : "")), 0, 1e12) / 3600;
+  c.used = o.used;
+  return c;
+}
+
+void run_cost(Context& ctx, const CostFlags& o) {
+  auto f = ctx.output_format(kTabular);
+  if (o.gpu.empty()) throw Error("--gpu is required: which GPU to price (e.g. --gpu a100-80gb-sxm)");
+  const auto& gpu = ctx.gpu(o.gpu);
+  estimate::WorkloadSet set;
+  auto w = estimate::plan_layout(ctx.workload(o.in, &set), set, gpu, ctx.efficiency());
+  auto co = cost_options(ctx, o);
+  auto fit = estimate::fit(w, gpu, ctx.efficiency());
+  auto perf = estimate::estimate_perf(w, gpu, ctx.efficiency());
+  auto cost = estimate::estimate_cost(w, gpu, perf, fit.fits, ctx.prices(), co);
+  if (!fit.fits) ctx.exit = Exit::no;
+
+  if (f == report::Format::json) {
+    auto j = report::envelope("cost");
+    j["workload"] = estimate::to_json(w);
+    j["gpu_id"] = gpu.id;
+    j["count"] = w.gpus;
+    j["fits"] = fit.fits;
+    if (!fit.fits) j["per_gpu_shortfall_bytes"] = -fit.headroom_bytes;
+    // When it does not fit, the figures are what it would take if it did, and say so.
+    j["hypothetical"] = !fit.fits;
+    const util::Json cj = estimate::to_json(cost);
+    for (auto& [k, v] : cj.items())
+      if (k != "fits") j[k] = v;
+    ctx.out << report::dump(j);
+    return;
+  }
+  const std::string on = fmt::format("{} x {}", w.gpus, gpu.name);
+  std::vector<std::pair<std::string, std::string>> kv;
+  if (cost.job_hours)
+    kv.push_back({"Time", fmt::format("{} ({})", util::format_duration(*cost.job_hours * 3600),
+                                      cost.job_hours_from == "estimate" && perf.time_s
+                                          ? fmt::format("range {} to {}", util::format_duration(perf.time_s->low), util::format_duration(perf.time_s->high))
+                                          : "from --hours")});
+  kv.push_back({"Buy", cost.purchase_usd ? fmt::format("{} ({} x {} {})", util::format_money(*cost.purchase_usd), w.gpus,
+                                                        util::format_money(*cost.gpu_price_usd), cost.price_kind)
+                                         : "unknown (no price for this GPU)"});
+  kv.push_back({"Power", fmt::format("{}, {} per busy hour",
+                                     cost.power_w >= 1e4 ? util::format_number(cost.power_w / 1000) + " kW" : util::format_number(cost.power_w) + " W",
+                                     fmt::format("${:.2f}", cost.usd_per_hour_energy))});
+  if (cost.job_energy_usd)
+    kv.push_back({"Energy for the job", fmt::format("{} ({} kWh)", util::format_money(*cost.job_energy_usd), util::format_number(*cost.job_energy_kwh))});
+  if (cost.job_own_usd) kv.push_back({"Own: buy + energy", util::format_money(*cost.job_own_usd)});
+  if (cost.cloud.empty()) kv.push_back({"Rent", "no cloud price for this GPU in the data (--prices FILE adds one)"});
+  for (std::size_t i = 0; i < cost.cloud.size() && i < 3; ++i) {
+    const auto& q = cost.cloud[i];
+    kv.push_back({i == 0 ? "Rent" : " ", fmt::format("{} x {} {} at ${:.2f}/h{}{}", q.instances, q.instance->provider, q.instance->instance,
+                                                     q.usd_per_hour, q.job_usd ? ": " + util::format_money(*q.job_usd) : "",
+                                                     q.instance->as_of.empty() ? "" : " (" + q.instance->as_of + ")")});
+  }
+  if (cost.breakeven_hours)
+    kv.push_back({"Break-even", fmt::format("{} busy hours, {:.1f} months at {:.0f}% utilisation", util::format_number(*cost.breakeven_hours),
+                                            *cost.breakeven_months, co.utilization * 100)});
+  else if (cost.purchase_usd && !cost.cloud.empty())
+    kv.push_back({"Break-even", "never: renting costs less per hour than the energy to run it"});
+  if (cost.tco_usd)
+    kv.push_back({fmt::format("TCO, {} years", co.years), fmt::format("own {}{}", util::format_money(*cost.tco_usd),
+                                                                     cost.cloud_over_horizon_usd ? ", rent " + util::format_money(*cost.cloud_over_horizon_usd) : "")});
+  if (f != report::Format::table) {
+    report::Table t({{"field"}, {"value"}});
+    for (const auto& [k, v] : kv) t.add({k, v});
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
+  ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n";
+  if (!fit.fits)
+    ctx.out << ctx.style.bad("Does not fit") << fmt::format(": the job needs {} more per GPU than the {} usable on each {}. No layout of "
+                                                            "{} GPUs holds it; the figures below are what it would take if it did.\n\n",
+                                                            util::format_bytes(-fit.headroom_bytes), util::format_bytes(fit.usable_bytes),
+                                                            gpu.name, w.gpus);
+  ctx.out << report::key_values(kv, ctx.style) << "\nAssumptions:\n";
+  for (const auto& a : w.assumptions) ctx.out << "  - " << a << "\n";
+  for (const auto& a : perf.assumptions) ctx.out << "  - " << a << "\n";
+  for (const auto& a : cost.assumptions) ctx.out << "  - " << a << "\n";
+}
+
+}  // namespace
+
+void setup_cost(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<CostFlags>();
+  auto* cmd = app.add_subcommand("cost", "Money: buy, power or rent the GPUs for a workload; break-even and TCO");
+  add_workload_options(*cmd, o->in, ctx);
+  cmd->add_option("--gpu", o->gpu, "GPU to price (id, alias or loose name); --gpus N for N of them");
+  cmd->add_option("--hours", o->hours, "Job length when not derived from --tokens (hours, or 30d, 2w)");
+  cmd->add_flag("--used", o->used, "Use used-market prices where known");
+  cmd->add_option("--kwh-price", o->kwh, "Electricity price per kWh in USD (default: the US commercial average in data/cloud.json)");
+  cmd->add_option("--pue", o->pue, "Power usage effectiveness of the facility (default: the industry average in data/cloud.json)");
+  cmd->add_option("--utilization", o->utilization, "Share of time the GPUs are busy, for break-even and TCO (default 70%)");
+  cmd->add_option("--years", o->years, "TCO horizon in years (default 3)");
+  add_format_option(*cmd, ctx);
+  add_catalog_option(*cmd, ctx);
+  add_prices_option(*cmd, ctx);
+  cmd->footer(
+      "Exit status: 0, or 1 when the workload does not fit (the figures are then marked hypothetical).\n"
+      "Examples:\n"
+      "  gpuadvisor cost --model gpt-3-175b --task train --tokens 300B --gpu a100-80gb-sxm --gpus 1024\n"
+      "  gpuadvisor cost --model llama-3.1-8b --task qlora --tokens 100M --gpu rtx-4090 --used\n"
+      "  gpuadvisor cost --model llama-3.1-70b --precision int4 --gpu a100-80gb-sxm --hours 720 --kwh-price 0.25");
+  cmd->callback([&ctx, o] { run_cost(ctx, *o); });
+}
+
+}  // namespace gpuadvisor::cli

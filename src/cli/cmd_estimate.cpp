@@ -1,0 +1,112 @@
+// gpuadvisor estimate: throughput and time of a workload on a GPU (or N of them).
+#include <fmt/format.h>
+
+#include "context.h"
+#include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/estimate/perf.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::cli {
+namespace {
+
+struct EstimateOptions {
+  estimate::WorkloadInput in;
+  std::string gpu;
+};
+
+std::string rate(const estimate::Range& r, const char* unit) {
+  return fmt::format("{} {} (range {} to {})", util::format_number(r.typical), unit, util::format_number(r.low),
+                     util::format_number(r.high));
+}
+
+std::string duration(const estimate::Range& r) {
+  return fmt::format("{} (range {} to {})", util::format_duration(r.typical), util::format_duration(r.low),
+                     util::format_duration(r.high));
+}
+
+void run_estimate(Context& ctx, const EstimateOptions& o) {
+  auto f = ctx.output_format(kTabular);
+  if (o.gpu.empty()) throw Error("--gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)");
+  const auto& gpu = ctx.gpu(o.gpu);
+  estimate::WorkloadSet set;
+  auto w = estimate::plan_layout(ctx.workload(o.in, &set), set, gpu, ctx.efficiency());
+  auto perf = estimate::estimate_perf(w, gpu, ctx.efficiency());
+  auto fit = estimate::fit(w, gpu, ctx.efficiency());
+  if (!perf.available) throw Error(fmt::format("cannot estimate: {}", perf.reason), Exit::usage);
+  if (!fit.fits) ctx.exit = Exit::no;
+
+  if (f == report::Format::json) {
+    auto j = report::envelope("estimate");
+    j["workload"] = estimate::to_json(w);
+    j["gpu_id"] = gpu.id;
+    j["count"] = w.gpus;
+    j["fits"] = fit.fits;
+    const util::Json pj = estimate::to_json(perf, w);
+    for (auto& [k, v] : pj.items()) j[k] = v;
+    ctx.out << report::dump(j);
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> kv;
+  const std::string on = fmt::format("{} x {}", w.gpus, gpu.name);
+  std::string peak = fmt::format("{:.0f}% of {} TFLOPS {}", perf.mfu * 100, util::format_number(perf.peak_flops / 1e12),
+                                 catalog::name(perf.compute));
+  if (perf.images_per_s) {
+    kv.push_back({"Images/s", rate(*perf.images_per_s, "images/s")});
+    kv.push_back({"Compute", peak});
+  } else if (estimate::is_training(w.task)) {
+    kv.push_back({"Throughput", rate(perf.tokens_per_s, "tokens/s")});
+    kv.push_back({"Per GPU", util::format_number(perf.tokens_per_s.typical / w.gpus) + " tokens/s"});
+    kv.push_back({"FLOPs/token", fmt::format("{:.3g}", perf.flops_per_token)});
+    kv.push_back({"Utilisation", peak + (w.gpus > 1 ? fmt::format(", x {:.2f} multi-GPU scaling", perf.scaling) : "")});
+    kv.push_back({"Step time", fmt::format("{} for {} tokens (batch {} x {} x dp {})", util::format_duration(perf.step_time_s),
+                                           util::format_number(static_cast<double>(w.batch * w.seq_len * w.dp())), w.batch,
+                                           w.seq_len, w.dp())});
+    if (perf.time_s) {
+      kv.push_back({"Total compute", fmt::format("{:.3g} FLOPs for {} tokens", perf.total_flops, util::format_count(w.tokens))});
+      kv.push_back({"Time", duration(*perf.time_s)});
+    }
+  } else {
+    kv.push_back({"Prefill", rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " + peak});
+    kv.push_back({"Decode", rate(perf.decode_tokens_per_s, "tokens/s per sequence")});
+    if (w.batch > 1) kv.push_back({"Decode, batch", util::format_number(perf.decode_total_tokens_per_s.typical) + " tokens/s"});
+    kv.push_back({"First token", fmt::format("{} for a {}-token prompt", util::format_duration(perf.time_to_first_token_s), w.seq_len)});
+    kv.push_back({"Per step", fmt::format("{} read per GPU at {:.0f}% of {} GB/s", util::format_bytes(perf.decode_bytes_per_step),
+                                          perf.bandwidth_efficiency * 100, util::format_number(gpu.memory_bandwidth_gbs))});
+  }
+  kv.push_back({"Bound", perf.bound});
+  kv.push_back({"Memory", fit.fits ? fmt::format("fits ({} spare per GPU)", util::format_bytes(fit.headroom_bytes))
+                                   : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
+  kv.push_back({"Factors", util::join(perf.factors, ", ") + " (docs/calibration.md)"});
+  if (f != report::Format::table) {
+    report::Table t({{"field"}, {"value"}});
+    for (const auto& [k, v] : kv) t.add({k, v});
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
+  ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n" << report::key_values(kv, ctx.style);
+  if (!fit.fits) ctx.out << "\n" << ctx.style.bad("This configuration cannot hold the workload; the speed above is hypothetical.") << "\n";
+  ctx.out << "\nAssumptions:\n";
+  for (const auto& a : w.assumptions) ctx.out << "  - " << a << "\n";
+  for (const auto& a : perf.assumptions) ctx.out << "  - " << a << "\n";
+}
+
+}  // namespace
+
+void setup_estimate(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<EstimateOptions>();
+  auto* cmd = app.add_subcommand("estimate", "Throughput and time: tokens/s, images/s, time to train, and what bounds it");
+  add_workload_options(*cmd, o->in, ctx);
+  cmd->add_option("--gpu", o->gpu, "GPU to estimate on (id, alias or loose name); --gpus N for N of them");
+  add_format_option(*cmd, ctx);
+  add_catalog_option(*cmd, ctx);
+  cmd->footer(
+      "Exit status: 0, or 1 when the workload does not fit the GPUs (the figures are then hypothetical).\n"
+      "Examples:\n"
+      "  gpuadvisor estimate --model llama-3.1-8b --precision fp16 --gpu rtx-4090\n"
+      "  gpuadvisor estimate --model llama-3.1-70b --task train --tokens 2T --gpu h100-sxm --gpus 512 --zero 3\n"
+      "  gpuadvisor estimate --model yolov8s --gpu jetson-agx-orin-64gb --batch 8");
+  cmd->callback([&ctx, o] { run_estimate(ctx, *o); });
+}
+
+}  // namespace gpuadvisor::cli

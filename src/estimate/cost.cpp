@@ -1,0 +1,128 @@
+#include "gpuadvisor/estimate/cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::estimate {
+
+CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const PerfEstimate& perf, bool fits,
+                           const catalog::Prices& prices, const CostOptions& o) {
+  CostEstimate c;
+  c.fits = fits;
+  const double N = w.gpus;
+
+  // How long the job runs: from the throughput estimate for --tokens, or --hours.
+  if (o.hours) {
+    c.job_hours = *o.hours;
+    c.job_hours_from = "--hours";
+  } else if (perf.available && perf.time_s) {
+    c.job_hours = perf.time_s->typical / 3600;
+    c.job_hours_from = "estimate";
+  }
+
+  // Buying: count x price (street, used with --used, else launch MSRP).
+  c.gpu_price_usd = gpu.price_usd(o.used);
+  c.price_kind = gpu.price_kind(o.used);
+  if (c.gpu_price_usd) {
+    c.purchase_usd = *c.gpu_price_usd * N;
+    if (c.price_kind == "msrp") c.assumptions.push_back(fmt::format("{} has no street price: launch MSRP used", gpu.name));
+  } else {
+    c.assumptions.push_back(fmt::format("{} has no known price: purchase cost unknown", gpu.name));
+  }
+
+  // Power: GPU TDP, plus the server platform where the data has it (8-GPU SXM baseboards).
+  c.power_w = gpu.tdp_w * N;
+  if (gpu.form_factor == "sxm" && w.gpus >= 2) {
+    const catalog::ServerPlatform* platform = nullptr;
+    for (const auto& s : prices.servers)
+      if (s.gpu_form_factor == "sxm" && s.platform_power_w && s.id.find(gpu.architecture == "hopper" ? "h100" : "a100") != std::string::npos)
+        platform = &s;
+    if (platform) {
+      double boxes = std::ceil(N / platform->max_gpus);
+      c.power_w += boxes * *platform->platform_power_w;
+      c.assumptions.push_back(fmt::format("{} server(s) add {} W each for CPUs, memory, NICs and fans ({})", boxes,
+                                          util::format_number(*platform->platform_power_w), platform->id));
+      if (!platform->usd) c.assumptions.push_back("server chassis price unknown: not included in the purchase cost");
+    }
+  } else if (w.gpus >= 2) {
+    c.assumptions.push_back("host server power and price not included");
+  }
+  c.usd_per_hour_energy = c.power_w / 1000 * o.pue * o.kwh_usd;
+  c.assumptions.push_back(fmt::format("energy: GPUs at TDP while busy, PUE {}, ${}/kWh", o.pue, o.kwh_usd));
+  if (c.job_hours) {
+    c.job_energy_kwh = c.power_w / 1000 * o.pue * *c.job_hours;
+    c.job_energy_usd = *c.job_energy_kwh * o.kwh_usd;
+    if (c.purchase_usd) c.job_own_usd = *c.purchase_usd + *c.job_energy_usd;
+  }
+
+  // Renting: the cheapest on-demand instances with this GPU, enough of them for N GPUs.
+  for (const auto& inst : prices.instances) {
+    if (inst.gpu_id != gpu.id || !inst.usd_per_hour) continue;
+    CloudQuote q;
+    q.instance = &inst;
+    q.instances = static_cast<int>(std::ceil(N / inst.gpu_count));
+    q.usd_per_hour = q.instances * *inst.usd_per_hour;
+    if (c.job_hours) q.job_usd = q.usd_per_hour * *c.job_hours;
+    c.cloud.push_back(q);
+  }
+  std::stable_sort(c.cloud.begin(), c.cloud.end(), [](const CloudQuote& a, const CloudQuote& b) { return a.usd_per_hour < b.usd_per_hour; });
+
+  // Break-even: purchase + energy x H = rent x H, in busy hours; months at the utilisation.
+  if (c.purchase_usd && !c.cloud.empty()) {
+    double margin = c.cloud.front().usd_per_hour - c.usd_per_hour_energy;
+    if (margin > 0) {
+      c.breakeven_hours = *c.purchase_usd / margin;
+      c.breakeven_months = *c.breakeven_hours / (kHoursPerMonth * o.utilization);
+    }
+  }
+  if (c.purchase_usd) {
+    double busy = o.years * kHoursPerYear * o.utilization;
+    c.tco_usd = *c.purchase_usd + busy * c.usd_per_hour_energy;
+    if (!c.cloud.empty()) c.cloud_over_horizon_usd = busy * c.cloud.front().usd_per_hour;
+    c.assumptions.push_back(fmt::format("total cost of ownership over {} years at {:.0f}% utilisation (purchase + energy; no "
+                                        "maintenance, space or staff)", o.years, o.utilization * 100));
+  }
+  return c;
+}
+
+util::Json to_json(const CostEstimate& c) {
+  auto opt = [](const std::optional<double>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
+  util::Json j;
+  j["fits"] = c.fits;
+  j["time_s"] = c.job_hours ? util::Json(*c.job_hours * 3600) : util::Json(nullptr);
+  j["time_from"] = c.job_hours_from;
+  j["gpu_price_usd"] = opt(c.gpu_price_usd);
+  j["price_kind"] = c.price_kind;
+  j["purchase_usd"] = opt(c.purchase_usd);
+  j["power_w"] = c.power_w;
+  j["energy_usd_per_hour"] = c.usd_per_hour_energy;
+  j["job_energy_kwh"] = opt(c.job_energy_kwh);
+  j["job_energy_usd"] = opt(c.job_energy_usd);
+  j["job_own_usd"] = opt(c.job_own_usd);
+  util::Json cloud = util::Json::array();
+  for (const auto& q : c.cloud) {
+    util::Json x;
+    x["instance_id"] = q.instance->id;
+    x["provider"] = q.instance->provider;
+    x["instance"] = q.instance->instance;
+    x["gpus_per_instance"] = q.instance->gpu_count;
+    x["instances"] = q.instances;
+    x["usd_per_hour"] = q.usd_per_hour;
+    x["job_usd"] = opt(q.job_usd);
+    x["as_of"] = q.instance->as_of.empty() ? util::Json(nullptr) : util::Json(q.instance->as_of);
+    cloud.push_back(x);
+  }
+  j["cloud"] = cloud;
+  j["breakeven_hours"] = opt(c.breakeven_hours);
+  j["breakeven_months"] = opt(c.breakeven_months);
+  j["tco_usd"] = opt(c.tco_usd);
+  j["cloud_over_horizon_usd"] = opt(c.cloud_over_horizon_usd);
+  j["assumptions"] = c.assumptions;
+  return j;
+}
+
+}  // namespace gpuadvisor::estimate
