@@ -206,6 +206,32 @@ std::optional<std::string> pick_build(const FrameworkRelease& rel, const std::op
   return best;
 }
 
+const Source kBinaryCompatibility{
+    "NVIDIA CUDA C++ Programming Guide: Binary Compatibility (a cubin for compute capability X.y runs on X.z, z >= y)",
+    "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
+    {}};
+
+// The newest compute capability of the same major below `cc` whose first toolkit is at most
+// `cuda`: code built for it runs on `cc`.
+std::optional<std::string> compatible_cc(const CompatTable& t, const std::string& cc, const Version& cuda) {
+  Version target = must_parse(cc);
+  std::optional<Version> best;
+  std::string best_text;
+  for (const auto& a : t.architectures())
+    for (const auto& c : a.compute_capabilities) {
+      Version v = must_parse(c);
+      if (v.parts[0] != target.parts[0] || !(v < target)) continue;
+      auto fc = a.first_cuda_for(c);
+      if (!fc || must_parse(*fc) > cuda) continue;
+      if (!best || *best < v) {
+        best = v;
+        best_text = c;
+      }
+    }
+  if (!best) return std::nullopt;
+  return best_text;
+}
+
 bool mentions(const Source& s, const std::set<std::string>& used) {
   if (s.fields.empty()) return true;
   return std::any_of(s.fields.begin(), s.fields.end(), [&](const std::string& f) {
@@ -493,6 +519,10 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   r.first_cuda = a->first_cuda_for(r.cc);
   if (r.first_cuda) r.first_cuda_row = t.cuda(must_parse(*r.first_cuda));
   const auto& last = a->last_cuda;
+  // Framework builds target the architecture's first compute capability (sm_80, sm_90); its code
+  // runs on the later capabilities of the same major, so their toolkit is the architecture's first.
+  const std::string base_cuda = a->first_cuda;
+  const std::string base_sm = sm_name(a->compute_capabilities.front());
   std::set<std::string> used = {"first_cuda", "compute_capabilities"};
   bool summary_only = !q.cuda && !q.driver && !q.framework;
   if (summary_only) used.insert("features");
@@ -500,7 +530,7 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   for (auto fw : kFrameworks) {
     FrameworkSummary s{fw, a->framework_for(fw, r.cc), std::nullopt};
     if (s.support.first)
-      if (const auto* rel = t.release(fw, must_parse(*s.support.first))) s.build_cuda = pick_build(*rel, r.first_cuda, last);
+      if (const auto* rel = t.release(fw, must_parse(*s.support.first))) s.build_cuda = pick_build(*rel, base_cuda, last);
     r.frameworks.push_back(s);
     if (summary_only || q.framework == fw) {
       std::string n(name(fw));
@@ -522,6 +552,15 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
       c.detail = fmt::format("CUDA {} cannot build native code for {}: the first toolkit that can is {}", q.cuda->text,
                              label, *r.first_cuda);
       c.needed = fmt::format("CUDA {} or newer", *r.first_cuda);
+      // Code for an older capability of the same major runs on this one (binary compatibility).
+      if (auto older = compatible_cc(t, r.cc, series)) {
+        c.answer = Answer::limited;
+        c.detail = fmt::format("CUDA {} cannot build native {} code (the first toolkit that can is {}), but the {} code it "
+                               "builds runs on {} (binary compatibility within compute capability {}.x)",
+                               q.cuda->text, sm, *r.first_cuda, sm_name(*older), sm, must_parse(r.cc).parts[0]);
+        c.needed = fmt::format("CUDA {} or newer for native {} code", *r.first_cuda, sm);
+        add_sources(r.sources, {kBinaryCompatibility});
+      }
     } else if (last && series > must_parse(*last)) {
       c.answer = Answer::no;
       c.detail = fmt::format("CUDA {} dropped {}: the last toolkit that builds for it is {}", q.cuda->text, label, *last);
@@ -552,7 +591,7 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
         c.detail = fmt::format("the first release with prebuilt {} support is {}{}", label, *s.first,
                                sum.build_cuda ? fmt::format(" (its CUDA {} build)", *sum.build_cuda) : "");
       } else if (s.runs_from) {
-        c.detail = fmt::format("runs from {} on: {}", *s.runs_from, s.note);
+        c.detail = fmt::format("it runs from {} on. {}", *s.runs_from, s.note);
       } else {
         c.answer = Answer::unknown;
         c.detail = s.note.empty() ? fmt::format("the first {} release for {} is not in gpuadvisor's data", disp, label) : s.note;
@@ -564,25 +603,25 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
         if (v < must_parse(*s.first)) {
           c.answer = Answer::no;
           c.detail = fmt::format("{} {} has no prebuilt {} support: the first release with it is {}", disp, v.text, label, *s.first);
-          if (rel && r.first_cuda)
+          if (rel)
             c.detail += fmt::format("; {} builds use CUDA {}, and {} code needs CUDA {} or newer", v.text,
-                                    join_cuda(rel->cuda), sm, *r.first_cuda);
+                                    join_cuda(rel->cuda), base_sm, base_cuda);
           c.needed = first_text();
-        } else if (rel && r.first_cuda) {
-          auto build = pick_build(*rel, r.first_cuda, last);
+        } else if (rel) {
+          auto build = pick_build(*rel, base_cuda, last);
           if (!build) {
             c.answer = Answer::no;
             c.detail = fmt::format("{} {} builds use CUDA {}; none can carry {} code (it needs CUDA {} or newer{})", disp, v.text,
-                                   join_cuda(rel->cuda), sm, *r.first_cuda, last ? " and " + *last + " or older" : "");
-            c.needed = fmt::format("a {} build with CUDA {} or newer", disp, *r.first_cuda);
+                                   join_cuda(rel->cuda), base_sm, base_cuda, last ? " and " + *last + " or older" : "");
+            c.needed = fmt::format("a {} build with CUDA {} or newer", disp, base_cuda);
           } else {
             framework_build = build;
             std::vector<std::string> older;
             for (const auto& b : rel->cuda)
-              if (compare_versions(b, *r.first_cuda) < 0) older.push_back(b);
+              if (compare_versions(b, base_cuda) < 0) older.push_back(b);
             c.detail = fmt::format("{} {} has prebuilt {} support in its CUDA {} build{}", disp, v.text, label, *build,
                                    older.empty() ? "" : fmt::format(" (its CUDA {} build{} no {} code)", join_cuda(older),
-                                                                    older.size() > 1 ? "s have" : " has", sm));
+                                                                    older.size() > 1 ? "s have" : " has", base_sm));
           }
         } else {
           c.detail = fmt::format("{} {} is not older than {}, the first release with prebuilt {} support{}", disp, v.text,
@@ -618,11 +657,13 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   if (q.driver) {
     const Version& d = *q.driver;
     const std::string os = q.windows ? "Windows" : "Linux";
+    // The toolkit asked about (or the framework's build), but never older than the architecture's
+    // first toolkit: a driver older than that toolkit's predates the architecture.
     std::optional<std::string> target;
     bool arch_mode = false;
     if (q.cuda) target = q.cuda->prefix(2);
     else if (framework_build) target = framework_build;
-    else {
+    if (!target || (r.first_cuda && compare_versions(*target, *r.first_cuda) < 0)) {
       target = r.first_cuda;
       arch_mode = true;
     }

@@ -1,13 +1,100 @@
-// gpuadvisor fit (in progress: registered so that the command table is complete).
+// gpuadvisor fit: the reverse question, which model presets fit a GPU (x count), per task.
+#include <map>
+
+#include <fmt/format.h>
+
 #include "context.h"
+#include "gpuadvisor/rules/recommend.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
 
 namespace gpuadvisor::cli {
+namespace {
+
+struct FitFlags {
+  std::string gpu, gpus = "1", kind;
+};
+
+void run_fit(Context& ctx, const FitFlags& o) {
+  auto f = ctx.output_format(kTabular);
+  if (o.gpu.empty()) throw Error("--gpu is required: which GPU to fit models on (e.g. --gpu rtx-4090)");
+  const auto& gpu = ctx.gpu(o.gpu);
+  auto n = util::parse_int(o.gpus, 1, 4096);
+  if (!n) throw Error("--gpus: " + n.error());
+  auto rows = rules::fit_models(gpu, static_cast<int>(*n), ctx.models(), ctx.efficiency(), estimate::kDefaultHeadroom);
+  std::vector<std::string> plans = {"inference fp16", "inference int8", "inference int4", "lora bf16", "qlora nf4", "train bf16"};
+
+  if (f == report::Format::json) {
+    auto j = report::envelope("fit");
+    j["gpu_id"] = gpu.id;
+    j["count"] = *n;
+    j["headroom_fraction"] = estimate::kDefaultHeadroom;
+    util::Json arr = util::Json::array();
+    for (const auto& r : rows) {
+      if (!o.kind.empty() && r.model->kind != o.kind) continue;
+      util::Json x;
+      x["model"] = r.model->id;
+      x["plan"] = r.plan;
+      x["fits"] = r.fits;
+      x["max_seq_len"] = r.max_seq_len ? util::Json(*r.max_seq_len) : util::Json(nullptr);
+      x["max_batch"] = r.max_batch ? util::Json(*r.max_batch) : util::Json(nullptr);
+      arr.push_back(x);
+    }
+    j["results"] = arr;
+    ctx.out << report::dump(j);
+    return;
+  }
+  std::vector<report::Column> cols = {{"Model"}, {"Params", report::Align::right}};
+  for (const auto& p : plans) cols.push_back({p, report::Align::right});
+  report::Table t(cols);
+  std::map<const catalog::Model*, std::map<std::string, const rules::FitRow*>> by;
+  std::vector<const catalog::Model*> order;
+  for (const auto& r : rows) {
+    if (!o.kind.empty() && r.model->kind != o.kind) continue;
+    if (!by.count(r.model)) order.push_back(r.model);
+    by[r.model][r.plan] = &r;
+  }
+  for (const auto* m : order) {
+    std::vector<std::string> row = {m->id, util::format_count(m->params)};
+    for (const auto& p : plans) {
+      auto it = by[m].find(p);
+      if (it == by[m].end()) {
+        row.push_back("-");
+        continue;
+      }
+      const auto& r = *it->second;
+      if (!r.fits) row.push_back("no");
+      else if (r.max_seq_len)
+        row.push_back(fmt::format("{}{}", util::format_number(static_cast<double>(*r.max_seq_len)), r.max_seq_capped ? " (max)" : ""));
+      else if (r.max_batch)
+        row.push_back(fmt::format("batch {}", util::format_number(static_cast<double>(*r.max_batch))));
+      else
+        row.push_back("yes*");
+    }
+    t.add(row);
+  }
+  ctx.out << t.render(f, ctx.style);
+  if (f == report::Format::table)
+    ctx.out << fmt::format("\nOn {} x {} ({} each, keeping 10% free). Cells: the longest context (inference) or sequence\n"
+                           "(training) that fits at batch 1; \"(max)\" is the model's own limit; \"no\" does not fit even short;\n"
+                           "vision: the largest batch; \"yes*\": the weights fit, but no published\n"
+                           "activation figure exists to size a batch. Training plans use ZeRO/tensor parallelism where needed.\n",
+                           *n, gpu.name, util::format_bytes(gpu.memory_bytes));
+}
+
+}  // namespace
 
 void setup_fit(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("fit", "(not available yet)");
+  auto o = std::make_shared<FitFlags>();
+  auto* cmd = app.add_subcommand("fit", "Which model presets fit a GPU, for inference, LoRA, QLoRA and full training");
+  cmd->add_option("--gpu", o->gpu, "GPU id, alias or loose name")->required();
+  cmd->add_option("--gpus", o->gpus, "Number of GPUs (default 1)");
+  cmd->add_option("--kind", o->kind, "Only decoder, encoder, encoder-decoder or vision models");
+  cmd->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
   add_format_option(*cmd, ctx);
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'fit' is not available in this build", Exit::internal); });
+  add_catalog_option(*cmd, ctx);
+  cmd->footer("Examples:\n  gpuadvisor fit --gpu rtx-4090\n  gpuadvisor fit --gpu a100-80gb-sxm --gpus 8 --kind decoder --format json");
+  cmd->callback([&ctx, o] { run_fit(ctx, *o); });
 }
 
 }  // namespace gpuadvisor::cli

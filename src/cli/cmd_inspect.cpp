@@ -1,13 +1,265 @@
-// gpuadvisor inspect (in progress: registered so that the command table is complete).
+// gpuadvisor inspect: health and acceptance checks from nvidia-smi output.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
 #include "context.h"
+#include "gpuadvisor/rules/inspect.h"
+#include "gpuadvisor/util/text.h"
+#include "ops_layout.h"
+
+extern char** environ;
 
 namespace gpuadvisor::cli {
+namespace {
+
+using rules::Verdict;
+
+struct InspectOptions {
+  std::string from;
+};
+
+// How long nvidia-smi may take before inspect gives up (a hung GPU can hang it).
+constexpr int kSmiTimeoutMs = 60'000;
+
+struct Captured {
+  int status = 0;  ///< exit status, or 128 + signal
+  std::string out, err;
+};
+
+// Runs argv[0] (searched on PATH) with a fixed argument vector and no shell; captures both
+// outputs. Fails with a message when the program is not found or does not finish in time.
+Result<Captured> run_capture(const std::vector<std::string>& args) {
+  using R = Result<Captured>;
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return R::fail(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return R::fail(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    if (rc == ENOENT) return R::fail("not found");
+    return R::fail(fmt::format("cannot run {}: {}", args[0], std::strerror(rc)));
+  }
+  Captured c;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* bufs[2] = {&c.out, &c.err};
+  int open_fds = 2;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSmiTimeoutMs);
+  bool timed_out = false;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    int n = poll(fds, 2, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      timed_out = n == 0;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got > 0 && bufs[i]->size() < util::kMaxInputBytes) {
+        bufs[i]->append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& p : fds)
+    if (p.fd >= 0) close(p.fd);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) return R::fail(fmt::format("{} did not finish within {} s", args[0], kSmiTimeoutMs / 1000));
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return c;
+}
+
+std::string first_line(const std::string& s) {
+  std::string t = util::trim(s);
+  auto nl = t.find('\n');
+  return util::trim(nl == std::string::npos ? t : t.substr(0, nl));
+}
+
+// Asks nvidia-smi for the fixed field list; an older driver that rejects a field gets the next,
+// shorter list (docs/inspect.md).
+std::string query_nvidia_smi() {
+  for (int level = 0; level < rules::kSmiQueryLevels; ++level) {
+    auto fields = rules::smi_query_fields(level);
+    std::vector<std::string> names(fields.begin(), fields.end());
+    std::vector<std::string> args = {"nvidia-smi", "--query-gpu=" + util::join(names, ","), "--format=csv"};
+    auto r = run_capture(args);
+    if (!r) {
+      if (r.error() == "not found") throw Error("nvidia-smi not found on PATH; use --from FILE");
+      throw Error("nvidia-smi: " + r.error());
+    }
+    if (r->status == 0) return r->out;
+    std::string both = r->out + "\n" + r->err;
+    if (both.find("is not a valid field") != std::string::npos && level + 1 < rules::kSmiQueryLevels) continue;
+    std::string msg = first_line(r->err.empty() ? r->out : r->err);
+    throw Error(fmt::format("nvidia-smi exited with status {}{}", r->status, msg.empty() ? "" : ": " + util::quote(msg, 120)));
+  }
+  throw Error("nvidia-smi rejected every field list", Exit::internal);
+}
+
+std::string card_title(const rules::CardReport& c) {
+  std::vector<std::string> parts;
+  if (!c.pci_bus_id.empty()) parts.push_back(c.pci_bus_id);
+  if (!c.serial.empty()) parts.push_back("serial " + c.serial);
+  if (!c.driver_version.empty()) parts.push_back("driver " + c.driver_version);
+  return fmt::format("GPU {}: {}{}", c.index.empty() ? "?" : c.index, c.name,
+                     parts.empty() ? "" : " (" + util::join(parts, ", ") + ")");
+}
+
+std::string plural(std::size_t n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+
+util::Json to_json(const rules::InspectReport& rep) {
+  auto j = report::envelope("inspect");
+  j["source"] = rep.origin;
+  j["verdict"] = util::lower(rules::name(rep.verdict));
+  j["summary"] = util::Json{{"gpus", rep.cards.size()}, {"pass", rep.passes}, {"warn", rep.warnings}, {"fail", rep.failures}};
+  util::Json cards = util::Json::array();
+  for (const auto& c : rep.cards) {
+    util::Json x;
+    x["index"] = c.index;
+    x["name"] = c.name;
+    x["pci_bus_id"] = c.pci_bus_id;
+    x["serial"] = c.serial.empty() ? util::Json(nullptr) : util::Json(c.serial);
+    x["driver_version"] = c.driver_version.empty() ? util::Json(nullptr) : util::Json(c.driver_version);
+    x["vbios_version"] = c.vbios_version.empty() ? util::Json(nullptr) : util::Json(c.vbios_version);
+    x["gpu_id"] = c.gpu ? util::Json(c.gpu->id) : util::Json(nullptr);
+    x["line"] = c.line;
+    x["verdict"] = util::lower(rules::name(c.verdict));
+    util::Json items = util::Json::array();
+    for (const auto& i : c.items)
+      items.push_back(util::Json{{"check", i.check}, {"verdict", util::lower(rules::name(i.verdict))}, {"message", i.message}});
+    x["checks"] = items;
+    cards.push_back(x);
+  }
+  j["gpus"] = cards;
+  j["next_steps"] = rep.next_steps;
+  util::Json m = util::Json::array();
+  for (const auto& [when, what] : rep.maintenance) m.push_back(util::Json{{"interval", when}, {"task", what}});
+  j["maintenance"] = m;
+  return j;
+}
+
+void run_inspect(Context& ctx, const InspectOptions& o) {
+  auto f = ctx.output_format(kTabular);
+  std::string text, origin;
+  if (!o.from.empty()) {
+    auto r = util::read_file(o.from);
+    if (!r) throw Error("--from: " + r.error());
+    text = std::move(r).value();
+    origin = o.from == "-" ? "<stdin>" : o.from;
+  } else {
+    text = query_nvidia_smi();
+    origin = "nvidia-smi";
+  }
+  auto cap = rules::parse_smi_csv(text, origin);
+  if (!cap) throw Error(cap.error());
+  auto rep = rules::inspect(*cap, ctx.catalog(), catalog::CompatTable::embedded());
+  if (!rep) throw Error(rep.error());
+  if (rep->verdict == Verdict::fail) ctx.exit = Exit::no;
+
+  if (f == report::Format::json) {
+    ctx.out << report::dump(to_json(*rep));
+    return;
+  }
+  if (f != report::Format::table) {
+    report::Table t({{"gpu"}, {"pci_bus_id"}, {"name"}, {"gpu_id"}, {"check"}, {"verdict"}, {"message"}});
+    for (const auto& c : rep->cards)
+      for (const auto& i : c.items)
+        t.add({c.index, c.pci_bus_id, c.name, c.gpu ? c.gpu->id : "", i.check, std::string(rules::name(i.verdict)), i.message});
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
+  const int width = ctx.style.width;
+  std::size_t w = 0;
+  for (const auto& c : rep->cards)
+    for (const auto& i : c.items) w = std::max(w, i.check.size());
+  for (const auto& c : rep->cards) {
+    ctx.out << layout::hanging("", card_title(c), width);
+    for (const auto& i : c.items) {
+      std::string v(rules::name(i.verdict));
+      if (i.verdict == Verdict::fail) v = ctx.style.bad(v);
+      else if (i.verdict == Verdict::pass) v = ctx.style.good(v);
+      std::string prefix = fmt::format("  {}  {:<{}}  ", v, i.check, w);
+      std::size_t indent = 2 + 4 + 2 + w + 2;
+      auto lines = layout::wrap(i.message, static_cast<std::size_t>(std::max(20, width - static_cast<int>(indent))));
+      for (std::size_t k = 0; k < lines.size(); ++k) ctx.out << (k == 0 ? prefix : std::string(indent, ' ')) << lines[k] << "\n";
+    }
+    ctx.out << "\n";
+  }
+  std::size_t failed_cards = 0;
+  for (const auto& c : rep->cards)
+    if (c.verdict == Verdict::fail) ++failed_cards;
+  ctx.out << fmt::format("Result: {}: {}{}; {} failed, {}, {} passed\n", rules::name(rep->verdict), plural(rep->cards.size(), "GPU"),
+                         failed_cards ? fmt::format(", {} with failures", failed_cards) : "", plural(rep->failures, "check"),
+                         plural(rep->warnings, "warning"), rep->passes);
+  ctx.out << "\nNext steps\n";
+  for (std::size_t i = 0; i < rep->next_steps.size(); ++i)
+    ctx.out << layout::hanging(fmt::format("  {}. ", i + 1), rep->next_steps[i], width);
+  ctx.out << "\nMaintenance\n";
+  layout::KeyValues kv;
+  for (const auto& [when, what] : rep->maintenance) kv.push_back({"  " + when, {what}});
+  ctx.out << layout::key_values(kv, width);
+}
+
+}  // namespace
 
 void setup_inspect(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("inspect", "(not available yet)");
+  auto o = std::make_shared<InspectOptions>();
+  auto* cmd = app.add_subcommand("inspect", "Health and acceptance checks from nvidia-smi (ECC, retired/remapped memory, power cap, "
+                                            "thermals, PCIe link)");
+  cmd->add_option("--from", o->from,
+                  "Read nvidia-smi CSV output from FILE ('-' is standard input) instead of running nvidia-smi")
+      ->type_name("FILE");
+  cmd->footer(
+      "Without --from, runs nvidia-smi (found on PATH; no shell) with the field list in docs/inspect.md.\n"
+      "Each card is identified in the catalog and checked; every item is PASS, WARN or FAIL.\n"
+      "Examples:\n"
+      "  gpuadvisor inspect\n"
+      "  gpuadvisor inspect --from capture.csv --format json\n"
+      "  ssh gpu-host nvidia-smi --query-gpu=<fields> --format=csv | gpuadvisor inspect --from -\n"
+      "Exit status: 0 no FAIL item, 1 a FAIL item, 2 nvidia-smi not found or input that cannot be read.\n"
+      "See docs/inspect.md.");
   add_format_option(*cmd, ctx);
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'inspect' is not available in this build", Exit::internal); });
+  add_catalog_option(*cmd, ctx);
+  cmd->callback([&ctx, o] { run_inspect(ctx, *o); });
 }
 
 }  // namespace gpuadvisor::cli

@@ -100,7 +100,9 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     else
       ctx.out << fmt::format("\n{} on {} ({}): needs {} per GPU, short by {}.\n", ctx.style.bad("Does not fit"), on, cap,
                              util::format_bytes(mem.per_gpu_bytes), util::format_bytes(-fit->headroom_bytes));
-    if (fit->max_batch)
+    if (fit->activations_unknown)
+      ctx.out << "No largest batch: activation memory per sample is not known for this model.\n";
+    else if (fit->max_batch)
       ctx.out << fmt::format("Largest batch at {} {}: {}.\n", w.model.is_transformer() ? "this length" : "this size",
                              w.model.is_transformer() ? fmt::format("({} tokens)", w.seq_len) : "", *fit->max_batch);
     else

@@ -1,13 +1,105 @@
-// gpuadvisor rules (in progress: registered so that the command table is complete).
+// gpuadvisor rules list | show: the rules recommend and check apply.
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "context.h"
+#include "gpuadvisor/rules/rules.h"
+#include "gpuadvisor/util/text.h"
 
 namespace gpuadvisor::cli {
+namespace {
+
+std::string flag(std::string option) {
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
+void run_list(Context& ctx) {
+  auto f = ctx.output_format(kTabular);
+  auto rs = rules::RuleSet::load(ctx.rule_files);
+  if (f == report::Format::json) {
+    auto j = report::envelope("rules list");
+    util::Json arr = util::Json::array();
+    for (const auto& r : rs.rules()) {
+      util::Json x;
+      x["id"] = r.id;
+      x["kind"] = rules::name(r.kind);
+      x["scope"] = r.scope;
+      x["severity"] = rules::name(r.severity);
+      x["metric"] = r.metric;
+      x["op"] = r.op;
+      x["threshold"] = r.threshold_from.empty() ? rules::to_json(r.threshold) : util::Json("option:" + r.threshold_from);
+      x["weight"] = r.weight;
+      x["message"] = r.message;
+      x["rationale"] = r.rationale;
+      x["sources"] = catalog::sources_json(r.sources);
+      x["doc"] = "docs/rules/" + r.id + ".md";
+      arr.push_back(x);
+    }
+    j["rules"] = arr;
+    ctx.out << report::dump(j);
+    return;
+  }
+  report::Table t({{"ID"}, {"Scope"}, {"Kind"}, {"Severity"}, {"Test"}});
+  for (const auto& r : rs.rules())
+    t.add({r.id, r.scope, std::string(rules::name(r.kind)), std::string(rules::name(r.severity)),
+           fmt::format("{} {} {}", r.metric, r.op, r.threshold_from.empty() ? rules::to_string(r.threshold) : "--" + flag(r.threshold_from))});
+  ctx.out << t.render(f, ctx.style);
+  if (f == report::Format::table) ctx.out << fmt::format("\n{} rules. 'gpuadvisor rules show ID' or docs/rules/ID.md for each.\n", rs.rules().size());
+}
+
+void run_show(Context& ctx, const std::string& id) {
+  auto f = ctx.output_format(kTabular);
+  auto rs = rules::RuleSet::load(ctx.rule_files);
+  const auto* r = rs.find(id);
+  if (!r) {
+    std::vector<std::string> ids;
+    for (const auto& x : rs.rules()) ids.push_back(x.id);
+    throw Error(fmt::format("unknown rule {}{}", util::quote(id), util::did_you_mean(id, ids)));
+  }
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"ID", r->id},
+      {"Kind", fmt::format("{} ({}, {})", rules::name(r->kind), r->scope, rules::name(r->severity))},
+      {"Test", fmt::format("{} {} {}", r->metric, r->op, r->threshold_from.empty() ? rules::to_string(r->threshold) : "--" + flag(r->threshold_from))},
+      {"Message", r->message},
+      {"Why", r->rationale}};
+  if (r->weight > 0) kv.push_back({"Score weight", fmt::format("{:.0f}% of the score when it fires", r->weight * 100)});
+  if (!r->fix.empty()) kv.push_back({"Fix", r->fix});
+  for (std::size_t i = 0; i < r->sources.size(); ++i)
+    kv.push_back({i == 0 ? "Sources" : " ", r->sources[i].title + (r->sources[i].url.empty() ? "" : " <" + r->sources[i].url + ">")});
+  kv.push_back({"Defined at", r->origin});
+  if (f == report::Format::json) {
+    auto j = report::envelope("rules show");
+    for (const auto& [k, v] : kv) j[util::lower(k)] = v;
+    ctx.out << report::dump(j);
+    return;
+  }
+  if (f == report::Format::table) {
+    ctx.out << report::key_values(kv, ctx.style);
+    return;
+  }
+  report::Table t({{"field"}, {"value"}});
+  for (const auto& [k, v] : kv) t.add({k, v});
+  ctx.out << t.render(f, ctx.style);
+}
+
+}  // namespace
 
 void setup_rules(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("rules", "(not available yet)");
-  add_format_option(*cmd, ctx);
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'rules' is not available in this build", Exit::internal); });
+  auto* cmd = app.add_subcommand("rules", "List and explain the rules that recommend and check apply");
+  cmd->require_subcommand(1);
+  cmd->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules list --rules policy.json");
+  auto* list = cmd->add_subcommand("list", "List every rule with its test");
+  list->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
+  add_format_option(*list, ctx);
+  list->callback([&ctx] { run_list(ctx); });
+  auto id = std::make_shared<std::string>();
+  auto* show = cmd->add_subcommand("show", "Show one rule: test, message, rationale and sources");
+  show->add_option("id", *id, "Rule id")->required();
+  show->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
+  add_format_option(*show, ctx);
+  show->callback([&ctx, id] { run_show(ctx, *id); });
 }
 
 }  // namespace gpuadvisor::cli

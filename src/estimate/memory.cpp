@@ -226,8 +226,10 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
   FitResult r;
   r.capacity_bytes = gpu.memory_bytes;
   r.usable_bytes = gpu.memory_bytes * (1 - headroom);
-  double need = estimate_memory(w, eff).per_gpu_bytes;
+  auto est = estimate_memory(w, eff);
+  double need = est.per_gpu_bytes;
   r.fits = need <= r.usable_bytes;
+  r.activations_unknown = !est.activations_known;
   r.headroom_bytes = r.usable_bytes - need;
   auto fits_with = [&](long long batch, long long seq) {
     Workload x = w;
@@ -245,7 +247,8 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
     }
     return lo;
   };
-  r.max_batch = largest(1, 1 << 20, [&](long long b) { return fits_with(b, w.seq_len); });
+  // Without an activation figure memory does not grow with the batch: no largest batch to give.
+  if (!r.activations_unknown) r.max_batch = largest(1, 1 << 20, [&](long long b) { return fits_with(b, w.seq_len); });
   if (w.model.is_transformer()) {
     long long cap = w.model.max_context > 0 ? w.model.max_context : (1LL << 24);
     r.max_seq_len = largest(1, cap, [&](long long s) { return fits_with(w.batch, s); });

@@ -177,6 +177,12 @@ Result<JsonDoc> JsonDoc::parse(std::string text, std::string origin) {
     what = pos == std::string::npos ? what : what.substr(pos + 2);
     std::string q = quote(what, 200);
     return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: malformed JSON: {}", doc.origin_, l, c, q.substr(1, q.size() - 2)));
+  } catch (const nlohmann::json::exception& e) {
+    // Numbers beyond double range ("1e400") and the like: no position is reported for them.
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    std::string q = quote(pos == std::string::npos ? what : what.substr(pos + 2), 200);
+    return Result<JsonDoc>::fail(fmt::format("{}: invalid JSON: {}", doc.origin_, q.substr(1, q.size() - 2)));
   }
   doc.text_ = std::make_shared<const std::string>(std::move(text));
   return doc;

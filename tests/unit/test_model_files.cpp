@@ -1,13 +1,14 @@
-#include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cli_fixture.h"
 #include "gpuadvisor/catalog/model.h"

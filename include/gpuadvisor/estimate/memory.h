@@ -54,6 +54,7 @@ struct FitResult {
   std::optional<long long> max_batch;        ///< largest batch that fits (nullopt: not even 1)
   std::optional<long long> max_seq_len;      ///< longest sequence/context at this batch
   bool max_seq_capped = false;               ///< max_seq_len is the model's own limit
+  bool activations_unknown = false;          ///< no per-sample activation figure: no max_batch
 };
 
 /// Does the workload fit on `gpu` (w.gpus of them), keeping `headroom` of its memory free? With

@@ -1,0 +1,88 @@
+#pragma once
+/// recommend: every catalog GPU x count x plan (precision; training layout), evaluated against
+/// the rules; constraints filter, a score ranks, ties break deterministically. Also `fit`, the
+/// reverse question: which models fit a given GPU.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog/efficiency.h"
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/prices.h"
+#include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/estimate/perf.h"
+#include "gpuadvisor/rules/rules.h"
+
+namespace gpuadvisor::rules {
+
+enum class Prefer { balanced, cost, speed, efficiency };
+std::string_view name(Prefer p);
+
+struct Request {
+  estimate::Workload base;
+  estimate::WorkloadSet set;
+  std::optional<double> budget_usd;     ///< purchase budget, or rent budget with cloud
+  std::optional<double> power_limit_w;  ///< total for the plan
+  std::string scenario;                 ///< "", personal, workstation, datacenter, edge, cloud
+  int max_gpus = 8;
+  bool max_gpus_set = false;
+  bool used = false;
+  std::optional<Prefer> prefer;  ///< default: efficiency at the edge, balanced with a budget, else speed
+  int top = 5;
+};
+
+struct Candidate {
+  const catalog::Gpu* gpu = nullptr;
+  int count = 1;
+  estimate::Workload w;
+  estimate::FitResult fit;
+  double memory_need_bytes = 0;
+  estimate::PerfEstimate perf;
+  const catalog::CloudInstance* instance = nullptr;  ///< cloud plans
+  std::optional<double> price_usd;  ///< total (per hour for cloud plans without --tokens)
+  std::string price_kind;
+  std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
+  double throughput = 0;              ///< typical, after any power cap
+  Metrics metrics;
+  std::vector<Outcome> outcomes;
+  bool accepted = false;
+  double score = 0;
+  std::string reason;  ///< one line: why this plan
+  std::string hint;    ///< for rejected: what would make it fit ("fits in int8")
+
+  std::string label() const;  ///< "rtx-4090 x1 int8"
+};
+
+struct Recommendation {
+  Prefer prefer = Prefer::balanced;
+  std::string score_unit;
+  std::vector<std::string> defaults;   ///< what was assumed, in words
+  std::vector<Candidate> candidates;   ///< every candidate evaluated
+  std::vector<std::size_t> plans;      ///< indices into candidates, best first (one per GPU model)
+  std::vector<std::size_t> rejected;   ///< the nearest rejected candidates
+  std::vector<std::size_t> pareto;     ///< accepted plans not dominated on (price, time)
+  std::vector<std::string> way_out;    ///< when nothing fits: the cheapest ways out
+};
+
+struct Data {
+  const catalog::Catalog& catalog;
+  const RuleSet& rules;
+  const catalog::Efficiency& eff;
+  const catalog::Prices& prices;
+};
+
+Recommendation recommend(const Request& req, const Data& data);
+
+/// The reverse question: for one GPU (x count), which presets fit for each task.
+struct FitRow {
+  const catalog::Model* model = nullptr;
+  std::string plan;  ///< "inference fp16", "qlora nf4", ...
+  bool fits = false;
+  std::optional<long long> max_seq_len;
+  std::optional<long long> max_batch;
+  bool max_seq_capped = false;
+};
+std::vector<FitRow> fit_models(const catalog::Gpu& gpu, int gpus, const catalog::ModelSet& models,
+                               const catalog::Efficiency& eff, double headroom);
+
+}  // namespace gpuadvisor::rules

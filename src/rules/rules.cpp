@@ -1,0 +1,231 @@
+#include "gpuadvisor/rules/rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/catalog/embedded.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::rules {
+namespace {
+
+constexpr MetricInfo kMetrics[] = {
+    {"memory_headroom_fraction", "share of each GPU's memory left after the job (negative: short)"},
+    {"memory_need_bytes", "memory the job needs per GPU"},
+    {"memory_capacity_bytes", "memory of one GPU"},
+    {"total_price_usd", "count x unit price (street, used with --used, else launch MSRP)"},
+    {"price_known", "whether any price is known for the GPU"},
+    {"used_price", "whether the plan is priced at used-market prices"},
+    {"total_tdp_w", "count x TDP"},
+    {"min_total_power_w", "count x the lowest configurable power (TDP when no range is published)"},
+    {"precision_supported", "whether the GPU has a dense peak for the plan's compute precision"},
+    {"segment_allowed", "whether the GPU's segment suits the scenario"},
+    {"pcie_only_multi_gpu_training", "training on more than one GPU without NVLink/NVSwitch/Infinity Fabric"},
+    {"geforce_in_datacenter", "a GeForce/Titan card in the datacenter scenario"},
+    {"vendor_nvidia", "whether the GPU is NVIDIA's (CUDA)"},
+    {"gpus", "GPU count"},
+    {"throughput", "tokens/s (decode per sequence for inference, training tokens/s) or images/s"},
+    {"time_s", "time to finish --tokens"},
+    {"flops_per_usd", "dense peak FLOP/s at the plan's precision per dollar"},
+    {"bandwidth_gbs", "memory bandwidth of one GPU, GB/s"},
+};
+
+Kind kind_from(const util::Fields& f, const std::string& s) {
+  if (s == "constraint") return Kind::constraint;
+  if (s == "advice") return Kind::advice;
+  f.fail("kind", fmt::format("expected constraint or advice, got {}", util::quote(s)));
+}
+
+Severity severity_from(const util::Fields& f, const std::string& s) {
+  if (s == "error") return Severity::error;
+  if (s == "warning") return Severity::warning;
+  if (s == "info") return Severity::info;
+  f.fail("severity", fmt::format("expected error, warning or info, got {}", util::quote(s)));
+}
+
+Value value_from(const util::Json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) return j.get<std::string>();
+  return std::monostate{};
+}
+
+}  // namespace
+
+std::string_view name(Kind k) { return k == Kind::constraint ? "constraint" : "advice"; }
+std::string_view name(Severity s) { return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "info"; }
+
+std::string to_string(const Value& v) {
+  if (std::holds_alternative<double>(v)) return util::format_number(std::get<double>(v));
+  if (std::holds_alternative<bool>(v)) return std::get<bool>(v) ? "true" : "false";
+  if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
+  return "unknown";
+}
+
+util::Json to_json(const Value& v) {
+  if (std::holds_alternative<double>(v)) return std::get<double>(v);
+  if (std::holds_alternative<bool>(v)) return std::get<bool>(v);
+  if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
+  return nullptr;
+}
+
+void Metrics::set(const std::string& key, Value v, std::string shown) {
+  values[key] = std::move(v);
+  if (!shown.empty()) display[key] = std::move(shown);
+}
+
+const Value& Metrics::get(const std::string& key) const {
+  static const Value none;
+  auto it = values.find(key);
+  return it == values.end() ? none : it->second;
+}
+
+std::span<const MetricInfo> known_metrics() { return kMetrics; }
+
+std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc) {
+  util::Fields top(doc, doc.root(), "", "");
+  const auto& arr = top.raw("rules");
+  if (!arr.is_array()) top.fail("rules", "expected an array of rules, got " + util::json_snippet(arr));
+  std::vector<std::string> metric_names;
+  for (const auto& m : kMetrics) metric_names.emplace_back(m.name);
+  std::vector<Rule> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string ptr = "/rules/" + std::to_string(i);
+    std::string label;
+    if (arr[i].is_object() && arr[i].contains("id") && arr[i]["id"].is_string()) label = "rule '" + arr[i]["id"].get<std::string>() + "'";
+    util::Fields f(doc, arr[i], ptr, label);
+    Rule r;
+    r.id = f.str("id");
+    for (char c : r.id)
+      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'))
+        f.fail("id", fmt::format("expected a kebab-case id, got {}", util::quote(r.id)));
+    r.kind = kind_from(f, f.opt_str("kind").value_or("constraint"));
+    r.scope = f.opt_str("scope").value_or("recommend");
+    if (r.scope != "recommend" && r.scope != "check") f.fail("scope", fmt::format("expected recommend or check, got {}", util::quote(r.scope)));
+    r.metric = f.str("metric");
+    if (r.scope == "recommend" && std::find(metric_names.begin(), metric_names.end(), r.metric) == metric_names.end())
+      f.fail("metric", fmt::format("unknown metric {}{}", util::quote(r.metric), util::did_you_mean(r.metric, metric_names)));
+    r.op = f.opt_str("op").value_or("==");
+    static const std::vector<std::string> ops = {"<=", ">=", "<", ">", "==", "!="};
+    if (std::find(ops.begin(), ops.end(), r.op) == ops.end())
+      f.fail("op", fmt::format("expected one of <=, >=, <, >, ==, !=, got {}", util::quote(r.op)));
+    if (f.has("threshold")) r.threshold = value_from(f.raw("threshold"));
+    r.threshold_from = f.opt_str("threshold_from").value_or("");
+    r.when = f.opt_str("when").value_or("");
+    if (std::holds_alternative<std::monostate>(r.threshold) && r.threshold_from.empty())
+      f.fail("threshold", "a rule needs a threshold or threshold_from");
+    r.weight = f.opt_num("weight").value_or(0);
+    if (r.weight < 0 || r.weight > 1) f.fail("weight", fmt::format("expected a share of the score from 0 to 1, got {}", r.weight));
+    r.severity = severity_from(f, f.opt_str("severity").value_or(r.kind == Kind::constraint ? "error" : "warning"));
+    r.message = f.str("message");
+    r.fix = f.opt_str("fix").value_or("");
+    r.rationale = f.opt_str("rationale").value_or("");
+    r.sources = catalog::read_sources(f);
+    r.as_of = f.opt_str("as_of").value_or("");
+    r.origin = doc.where(ptr);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void RuleSet::merge(std::vector<Rule> rules) {
+  for (auto& r : rules) {
+    auto it = std::find_if(rules_.begin(), rules_.end(), [&](const Rule& x) { return x.id == r.id; });
+    if (it != rules_.end()) *it = std::move(r);
+    else rules_.push_back(std::move(r));
+  }
+}
+
+RuleSet RuleSet::load(const std::vector<std::string>& user_files) {
+  RuleSet s;
+  auto text = embedded::find("rules.json");
+  if (!text) throw Error("embedded rules missing", Exit::internal);
+  auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/rules.json");
+  if (!doc) throw Error(doc.error(), Exit::internal);
+  s.merge(parse(*doc));
+  for (const auto& f : user_files) {
+    auto d = util::JsonDoc::load(f);
+    if (!d) throw Error(d.error());
+    s.merge(parse(*d));
+  }
+  return s;
+}
+
+const Rule* RuleSet::find(const std::string& id) const {
+  for (const auto& r : rules_)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::string render(const std::string& templ, const Metrics& m, const Metrics& options) {
+  std::string out;
+  for (std::size_t i = 0; i < templ.size(); ++i) {
+    if (templ[i] == '{') {
+      auto end = templ.find('}', i);
+      if (end != std::string::npos) {
+        std::string key = templ.substr(i + 1, end - i - 1);
+        for (const auto* src : {&m, &options}) {
+          if (auto d = src->display.find(key); d != src->display.end()) {
+            out += d->second;
+            i = end;
+            goto next;
+          }
+          if (auto v = src->values.find(key); v != src->values.end()) {
+            out += to_string(v->second);
+            i = end;
+            goto next;
+          }
+        }
+      }
+    }
+    out += templ[i];
+  next:;
+  }
+  return out;
+}
+
+Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
+  Outcome o;
+  o.rule = &rule;
+  if (!rule.when.empty() && std::holds_alternative<std::monostate>(options.get(rule.when))) {
+    o.applicable = false;
+    return o;
+  }
+  Value threshold = rule.threshold;
+  if (!rule.threshold_from.empty()) {
+    threshold = options.get(rule.threshold_from);
+    if (std::holds_alternative<std::monostate>(threshold)) {
+      o.applicable = false;
+      return o;
+    }
+  }
+  const Value& v = m.get(rule.metric);
+  if (std::holds_alternative<std::monostate>(v)) {
+    o.applicable = false;
+    return o;
+  }
+  int cmp = 0;
+  bool comparable = true;
+  if (std::holds_alternative<double>(v) && std::holds_alternative<double>(threshold)) {
+    double a = std::get<double>(v), b = std::get<double>(threshold);
+    cmp = a < b ? -1 : a > b ? 1 : 0;
+  } else if (v.index() == threshold.index()) {
+    cmp = v == threshold ? 0 : 1;
+    if (rule.op != "==" && rule.op != "!=") comparable = false;
+  } else {
+    comparable = false;
+  }
+  if (!comparable) {
+    o.applicable = false;
+    return o;
+  }
+  const std::string& op = rule.op;
+  o.passed = op == "<=" ? cmp <= 0 : op == ">=" ? cmp >= 0 : op == "<" ? cmp < 0 : op == ">" ? cmp > 0 : op == "==" ? cmp == 0 : cmp != 0;
+  if (!o.passed) o.message = render(rule.message, m, options);
+  return o;
+}
+
+}  // namespace gpuadvisor::rules
