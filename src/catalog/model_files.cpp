@@ -428,25 +428,13 @@ std::string pointer_escape(const std::string& key) {
   return out;
 }
 
-// util::JsonDoc reports syntax errors as a Result but lets nlohmann's other parse exceptions (a
-// number like 1e400 overflows a double: out_of_range.406) escape; file headers are untrusted input,
-// so those become one-line errors here too.
 util::JsonDoc json_or_throw(const std::string& path, std::optional<std::string> text) {
-  try {
-    auto doc = text ? util::JsonDoc::parse(std::move(*text), path) : util::JsonDoc::load(path);
-    if (!doc) throw Error(doc.error());
-    return std::move(doc).value();
-  } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw Error(fmt::format("{}: malformed JSON: {}", path, quote(what, 200)));
-  }
+  auto doc = text ? util::JsonDoc::parse(std::move(*text), path) : util::JsonDoc::load(path);
+  if (!doc) throw Error(doc.error());
+  return std::move(doc).value();
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+using util::ends_with;
 
 // ---- safetensors
 

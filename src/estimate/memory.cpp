@@ -257,10 +257,10 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
   return r;
 }
 
-Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
-                     double headroom) {
-  const double usable = gpu.memory_bytes * (1 - headroom);
-  if (!is_training(w.task) || estimate_memory(w, eff).per_gpu_bytes <= usable) return w;
+namespace {
+
+Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu,
+                            const catalog::Efficiency& eff, double usable) {
   std::vector<std::string> ckpts = set.checkpointing ? std::vector<std::string>{w.checkpointing}
                                                      : std::vector<std::string>{w.checkpointing, "full"};
   std::vector<int> tps = set.tp ? std::vector<int>{w.tp} : std::vector<int>{1, 2, 4, 8};
@@ -287,6 +287,17 @@ Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::G
     }
   }
   return last;
+}
+
+}  // namespace
+
+Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+                     double headroom) {
+  const double usable = gpu.memory_bytes * (1 - headroom);
+  Workload base = w;
+  apply_gpu_defaults(base, set, gpu);
+  if (!is_training(base.task) || estimate_memory(base, eff).per_gpu_bytes <= usable) return base;
+  return plan_layout_search(base, set, gpu, eff, usable);
 }
 
 util::Json to_json(const MemoryEstimate& m) {

@@ -122,6 +122,17 @@ std::string default_precision(Task t) {
   }
 }
 
+void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu) {
+  const bool pre_ampere = gpu.vendor == "nvidia" && (gpu.architecture == "volta" || gpu.architecture == "turing" ||
+                                                     gpu.architecture == "pascal");
+  if (!set.flash_attention && pre_ampere && w.flash_attention && w.model.is_transformer()) {
+    w.flash_attention = false;
+    for (auto& a : w.assumptions)
+      if (util::starts_with(a, "flash attention:"))
+        a = fmt::format("flash attention: off (FlashAttention-2 needs Ampere or newer; {} is {})", gpu.id, gpu.architecture);
+  }
+}
+
 std::string check_layout(const Workload& w) {
   if (w.tp * w.pp > w.gpus || w.gpus % (w.tp * w.pp) != 0)
     return fmt::format("--tp {} x --pp {} does not divide --gpus {}", w.tp, w.pp, w.gpus);
@@ -264,6 +275,7 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     w.assumptions.push_back("activation checkpointing: none");
   }
   if (!in.flash_attention.empty()) {
+    s.flash_attention = true;
     std::string f = util::lower(in.flash_attention);
     if (f == "on" || f == "true" || f == "yes" || f == "1") w.flash_attention = true;
     else if (f == "off" || f == "false" || f == "no" || f == "0") w.flash_attention = false;

@@ -81,7 +81,7 @@ struct Workload {
 /// Which fields were set explicitly (so that recommend can vary the others).
 struct WorkloadSet {
   bool precision = false, gpus = false, batch = false, seq_len = false, task = false, tp = false, zero = false;
-  bool pp = false, checkpointing = false;
+  bool pp = false, checkpointing = false, flash_attention = false;
 };
 
 /// Validates the input and fills defaults. Throws Error (exit 2) naming the flag or profile field.
@@ -92,6 +92,11 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
 
 /// The default weight format for a task (fp16 inference, bf16 training, nf4 for QLoRA).
 std::string default_precision(Task t);
+
+/// Defaults that depend on the GPU: FlashAttention-2 runs on Ampere and newer NVIDIA GPUs (Dao,
+/// "FlashAttention-2", 2023), so on Volta and Turing attention scores are kept unless
+/// --flash-attention says otherwise. Recorded in the assumptions.
+void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu);
 
 /// Re-checks the parallel layout after a change of gpus/tp/pp (recommend varies them).
 /// Returns an error message or "".

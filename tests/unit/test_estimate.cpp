@@ -1,0 +1,157 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cli_fixture.h"
+#include "gpuadvisor/estimate/cost.h"
+#include "gpuadvisor/estimate/perf.h"
+
+using namespace gpuadvisor;
+using estimate::WorkloadInput;
+
+namespace {
+const catalog::ModelSet& models() {
+  static const auto m = catalog::ModelSet::load({});
+  return m;
+}
+const catalog::Catalog& cat() {
+  static const auto c = catalog::Catalog::load({});
+  return c;
+}
+const catalog::Efficiency& eff() { return catalog::Efficiency::embedded(); }
+constexpr double kYear = 365.25 * 86400;
+}  // namespace
+
+TEST_CASE("estimate::perf: GPT-3 takes years on 8 A100s, not days, and does not fit 16 RTX 4090s", "[perf][gpt3]") {
+  WorkloadInput in;
+  in.model = "gpt-3-175b";
+  in.task = "train";
+  in.tokens = "300B";
+  in.gpus = "8";
+  estimate::WorkloadSet set;
+  auto w = estimate::make_workload(in, models(), &set);
+  const auto& a100 = *cat().find("a100-80gb-sxm");
+  auto p = estimate::estimate_perf(w, a100, eff());
+  // 6 x 175e9 x 300e9 = 3.15e23 FLOPs plus attention.
+  CHECK(p.total_flops == Approx(6 * 175e9 * 300e9).epsilon(0.05));
+  REQUIRE(p.time_s);
+  CHECK(p.time_s->typical > 5 * kYear);
+  CHECK(p.time_s->low > 1 * kYear);
+  CHECK_FALSE(estimate::fit(estimate::plan_layout(w, set, a100, eff()), a100, eff()).fits);
+  in.gpus = "16";
+  auto w16 = estimate::make_workload(in, models(), &set);
+  const auto& rtx = *cat().find("rtx-4090");
+  CHECK_FALSE(estimate::fit(estimate::plan_layout(w16, set, rtx, eff()), rtx, eff()).fits);
+  SECTION("on 1024 A100s it takes days and fits with ZeRO-3") {
+    in.gpus = "1024";
+    auto big = estimate::plan_layout(estimate::make_workload(in, models(), &set), set, a100, eff());
+    CHECK(estimate::fit(big, a100, eff()).fits);
+    auto pb = estimate::estimate_perf(big, a100, eff());
+    CHECK(pb.time_s->typical < 90 * 86400.0);
+    CHECK(pb.time_s->typical > 5 * 86400.0);
+  }
+}
+
+TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and below bandwidth / weights", "[perf][decode]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.precision = "fp16";
+  in.seq_len = "512";
+  auto w = estimate::make_workload(in, models());
+  for (const char* id : {"rtx-4090", "rtx-3090", "a100-80gb-sxm", "h100-sxm"}) {
+    const auto& g = *cat().find(id);
+    auto p = estimate::estimate_perf(w, g, eff());
+    INFO(id);
+    CHECK(p.bound == "memory bandwidth");
+    CHECK(p.decode_tokens_per_s.high < g.bandwidth_bytes_per_s() / (8030261248.0 * 2));
+    CHECK(p.decode_tokens_per_s.low < p.decode_tokens_per_s.typical);
+  }
+  // llama.cpp token generation of LLaMA 2 7B F16 on an RTX 4090 is published at 60.78 tokens/s
+  // (shared/reference/published-measurements.json, C-llamacpp2-04); the range must bracket it.
+  in.model = "llama-2-7b";
+  auto p = estimate::estimate_perf(estimate::make_workload(in, models()), *cat().find("rtx-4090"), eff());
+  CHECK(p.decode_tokens_per_s.low < 60.78);
+  CHECK(p.decode_tokens_per_s.high > 60.78);
+}
+
+TEST_CASE("estimate::perf: doubling GPUs never more than doubles throughput", "[perf][property]") {
+  for (const char* task : {"train", "inference", "lora"}) {
+    for (const char* gpu : {"h100-sxm", "rtx-4090", "a100-80gb-pcie", "mi300x"}) {
+      WorkloadInput in;
+      in.model = "llama-3.1-8b";  // 32 heads: tensor parallelism up to 32 divides them
+      in.task = task;
+      double prev = 0;
+      for (int n : {1, 2, 4, 8, 16, 32}) {
+        in.gpus = std::to_string(n);
+        auto w = estimate::make_workload(in, models());
+        auto p = estimate::estimate_perf(w, *cat().find(gpu), eff());
+        double t = std::string(task) == "inference" ? p.prefill_tokens_per_s.typical : p.tokens_per_s.typical;
+        INFO(task << " " << gpu << " x" << n);
+        if (prev > 0) {
+          CHECK(t <= 2 * prev * (1 + 1e-9));
+          CHECK(t >= prev);
+        }
+        prev = t;
+      }
+    }
+  }
+}
+
+TEST_CASE("estimate::cost: break-even and energy against a hand computation", "[cost]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.gpus = "8";
+  auto w = estimate::make_workload(in, models());
+  const auto& h100 = *cat().find("h100-sxm");
+  catalog::Prices prices;
+  catalog::CloudInstance inst;
+  inst.id = "test-8x";
+  inst.gpu_id = "h100-sxm";
+  inst.gpu_count = 8;
+  inst.usd_per_hour = 40;
+  prices.instances.push_back(inst);
+  estimate::CostOptions o;
+  o.kwh_usd = 0.10;
+  o.pue = 1.5;
+  o.utilization = 0.5;
+  o.years = 3;
+  o.hours = 100;
+  auto perf = estimate::estimate_perf(w, h100, eff());
+  auto c = estimate::estimate_cost(w, h100, perf, true, prices, o);
+  // Purchase: 8 x street price. Energy: 8 x 700 W x 1.5 x $0.10 = $0.84 per hour (no platform data).
+  REQUIRE(c.purchase_usd);
+  CHECK(*c.purchase_usd == 8 * *h100.street.usd);
+  CHECK(c.usd_per_hour_energy == Approx(0.84));
+  CHECK(*c.job_energy_usd == Approx(84));
+  // Break-even: purchase / (40 - 0.84) busy hours; months at 50% of 730.5 h.
+  double h = *c.purchase_usd / (40 - 0.84);
+  CHECK(*c.breakeven_hours == Approx(h));
+  CHECK(*c.breakeven_months == Approx(h / (8766.0 / 12 * 0.5)));
+  // TCO over 3 years at 50%: purchase + 3 x 8766 x 0.5 x $0.84.
+  CHECK(*c.tco_usd == Approx(*c.purchase_usd + 3 * 8766 * 0.5 * 0.84));
+  REQUIRE(c.cloud.size() == 1);
+  CHECK(*c.cloud[0].job_usd == Approx(4000));
+}
+
+TEST_CASE("cli: estimate and cost outputs", "[cli][perf][cost]") {
+  auto r = test::run_cli({"estimate", "--model", "llama-3.1-8b", "--task", "inference", "--precision", "fp16", "--gpu", "rtx-4090",
+                          "--format", "json"});
+  REQUIRE(r.code == 0);
+  auto j = util::Json::parse(r.out);
+  CHECK(j["prefill_tokens_per_s"].get<double>() > 0);
+  CHECK(j["decode_tokens_per_s"].get<double>() > 0);
+  CHECK(j["bound"] == "memory bandwidth");
+  auto c = test::run_cli({"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm",
+                          "--gpus", "1024", "--format", "json"});
+  REQUIRE(c.code == 0);
+  auto cj = util::Json::parse(c.out);
+  CHECK(cj["fits"] == true);
+  CHECK(cj["time_s"].get<double>() < 90 * 86400.0);
+  CHECK(cj["purchase_usd"].get<double>() > 1e7);
+  auto no = test::run_cli({"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm",
+                           "--gpus", "8"});
+  CHECK(no.code == 1);
+  CHECK(no.out.find("Does not fit") != std::string::npos);
+  CHECK(no.out.find("years") != std::string::npos);
+  CHECK(test::run_cli({"estimate", "--model", "7B"}).err == "gpuadvisor: error: --gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)\n");
+}
