@@ -145,6 +145,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 }
 
 int run(int argc, const char* const* argv) {
+  // iostreams synchronised with stdio write through on every insertion; batch output is many
+  // small writes.
+  std::ios::sync_with_stdio(false);
   std::vector<std::string> args(argv + 1, argv + argc);
   int code = run(args, std::cout, std::cerr);
   std::cout.flush();

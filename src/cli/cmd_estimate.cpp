@@ -13,6 +13,7 @@ namespace {
 struct EstimateOptions {
   estimate::WorkloadInput in;
   std::string gpu;
+  std::string batch_file;
 };
 
 std::string rate(const estimate::Range& r, const char* unit) {
@@ -25,25 +26,57 @@ std::string duration(const estimate::Range& r) {
                      util::format_duration(r.high));
 }
 
-void run_estimate(Context& ctx, const EstimateOptions& o) {
-  auto f = ctx.output_format(kTabular);
-  if (o.gpu.empty()) throw Error("--gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)");
-  const auto& gpu = ctx.gpu(o.gpu);
+struct EstimateResult {
+  estimate::Workload w;
+  estimate::PerfEstimate perf;
+  estimate::FitResult fit;
+};
+
+EstimateResult compute(Context& ctx, const estimate::WorkloadInput& in, const std::string& gpu_query) {
+  if (gpu_query.empty()) throw Error("--gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)");
+  const auto& gpu = ctx.gpu(gpu_query);
   estimate::WorkloadSet set;
-  auto w = estimate::plan_layout(ctx.workload(o.in, &set), set, gpu, ctx.efficiency());
-  auto perf = estimate::estimate_perf(w, gpu, ctx.efficiency());
-  auto fit = estimate::fit(w, gpu, ctx.efficiency());
-  if (!perf.available) throw Error(fmt::format("cannot estimate: {}", perf.reason), Exit::usage);
+  EstimateResult r;
+  r.w = estimate::plan_layout(ctx.workload(in, &set), set, gpu, ctx.efficiency());
+  r.perf = estimate::estimate_perf(r.w, gpu, ctx.efficiency());
+  r.fit = estimate::fit(r.w, gpu, ctx.efficiency());
+  if (!r.perf.available) throw Error(fmt::format("cannot estimate: {}", r.perf.reason), Exit::usage);
+  return r;
+}
+
+util::Json to_json(const EstimateResult& r, const catalog::Gpu& gpu) {
+  util::Json j;
+  j["workload"] = estimate::to_json(r.w);
+  j["gpu_id"] = gpu.id;
+  j["count"] = r.w.gpus;
+  j["fits"] = r.fit.fits;
+  const util::Json pj = estimate::to_json(r.perf, r.w);
+  for (auto& [k, v] : pj.items()) j[k] = v;
+  return j;
+}
+
+void run_estimate(Context& ctx, const EstimateOptions& o) {
+  if (!o.batch_file.empty()) {
+    run_batch(ctx, o.batch_file, o.in, {"gpu"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+      std::string gq = line.opt_str("gpu").value_or(o.gpu);
+      auto r = compute(ctx, in, gq);
+      if (!r.fit.fits) code = Exit::no;
+      return to_json(r, ctx.gpu(gq));
+    });
+    return;
+  }
+  auto f = ctx.output_format(kTabular);
+  auto r = compute(ctx, o.in, o.gpu);
+  const auto& gpu = ctx.gpu(o.gpu);
+  const auto& w = r.w;
+  const auto& perf = r.perf;
+  const auto& fit = r.fit;
   if (!fit.fits) ctx.exit = Exit::no;
 
   if (f == report::Format::json) {
     auto j = report::envelope("estimate");
-    j["workload"] = estimate::to_json(w);
-    j["gpu_id"] = gpu.id;
-    j["count"] = w.gpus;
-    j["fits"] = fit.fits;
-    const util::Json pj = estimate::to_json(perf, w);
-    for (auto& [k, v] : pj.items()) j[k] = v;
+    const util::Json body = to_json(r, gpu);
+    for (auto& [k, v] : body.items()) j[k] = v;
     ctx.out << report::dump(j);
     return;
   }
@@ -98,6 +131,8 @@ void setup_estimate(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("estimate", "Throughput and time: tokens/s, images/s, time to train, and what bounds it");
   add_workload_options(*cmd, o->in, ctx);
   cmd->add_option("--gpu", o->gpu, "GPU to estimate on (id, alias or loose name); --gpus N for N of them");
+  cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu); one JSON result per line")
+      ->type_name("FILE|-");
   add_format_option(*cmd, ctx);
   add_catalog_option(*cmd, ctx);
   cmd->footer(

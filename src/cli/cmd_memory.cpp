@@ -13,53 +13,86 @@ struct MemoryOptions {
   estimate::WorkloadInput in;
   std::string gpu;
   std::string headroom;
+  std::string batch_file;
 };
 
-void run_memory(Context& ctx, const MemoryOptions& o) {
-  auto f = ctx.output_format(kTabular);
-  estimate::WorkloadSet set;
-  auto w = ctx.workload(o.in, &set);
-  const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
-  if (gpu) w = estimate::plan_layout(w, set, *gpu, ctx.efficiency());
-  auto mem = estimate::estimate_memory(w, ctx.efficiency());
+double parse_headroom(const std::string& text) {
+  if (text.empty()) return estimate::kDefaultHeadroom;
+  std::string h = text;
+  bool pct = h.back() == '%';
+  if (pct) h.pop_back();
+  auto v = util::parse_number(h);
+  if (!v || (pct ? *v : *v * 100) >= 90)
+    throw Error(fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (below 90%), got {}",
+                            util::quote(text)));
+  return pct ? *v / 100 : *v;
+}
+
+struct MemoryResult {
+  estimate::Workload w;
+  estimate::MemoryEstimate mem;
   std::optional<estimate::FitResult> fit;
+};
+
+MemoryResult compute(Context& ctx, const estimate::WorkloadInput& in, const catalog::Gpu* gpu, double headroom,
+                     bool explain = true) {
+  estimate::WorkloadSet set;
+  MemoryResult r{ctx.workload(in, &set), {}, {}};
+  if (gpu) r.w = estimate::plan_layout(r.w, set, *gpu, ctx.efficiency(), headroom);
+  r.mem = estimate::estimate_memory(r.w, ctx.efficiency(), explain);
+  if (gpu) r.fit = estimate::fit(r.w, *gpu, ctx.efficiency(), headroom);
+  return r;
+}
+
+util::Json to_json(const MemoryResult& r, const catalog::Gpu* gpu, bool detail = true) {
+  util::Json j;
+  j["workload"] = estimate::to_json(r.w);
+  util::Json mj = estimate::to_json(r.mem, detail);
+  for (auto& [k, v] : mj.items()) j[k] = std::move(v);
   if (gpu) {
-    double headroom = estimate::kDefaultHeadroom;
-    if (!o.headroom.empty()) {
-      std::string h = o.headroom;
-      bool pct = !h.empty() && h.back() == '%';
-      if (pct) h.pop_back();
-      auto v = util::parse_number(h);
-      if (!v || (pct ? *v : *v * 100) >= 90)
-        throw Error(fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (below 90%), got {}",
-                                util::quote(o.headroom)));
-      headroom = pct ? *v / 100 : *v;
-    }
-    fit = estimate::fit(w, *gpu, ctx.efficiency(), headroom);
-    if (!fit->fits) ctx.exit = Exit::no;
+    const auto& fit = *r.fit;
+    util::Json g;
+    g["gpu_id"] = gpu->id;
+    g["count"] = r.w.gpus;
+    g["capacity_bytes"] = gpu->memory_bytes;
+    g["usable_bytes"] = fit.usable_bytes;
+    g["fits"] = fit.fits;
+    g["headroom_bytes"] = fit.headroom_bytes;
+    g["max_batch"] = fit.max_batch ? util::Json(*fit.max_batch) : util::Json(nullptr);
+    g["max_seq_len"] = fit.max_seq_len ? util::Json(*fit.max_seq_len) : util::Json(nullptr);
+    g["max_seq_len_is_model_limit"] = fit.max_seq_capped;
+    j["fits"] = fit.fits;
+    j["max_batch"] = g["max_batch"];
+    j["max_seq_len"] = g["max_seq_len"];
+    j["gpu"] = g;
   }
+  return j;
+}
+
+void run_memory(Context& ctx, const MemoryOptions& o) {
+  if (!o.batch_file.empty()) {
+    run_batch(ctx, o.batch_file, o.in, {"gpu", "headroom"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+      std::string gq = line.opt_str("gpu").value_or(o.gpu);
+      const catalog::Gpu* gpu = gq.empty() ? nullptr : &ctx.gpu(gq);
+      auto r = compute(ctx, in, gpu, parse_headroom(line.has("headroom") ? line.str("headroom") : o.headroom), false);
+      if (r.fit && !r.fit->fits) code = Exit::no;
+      // Batch results carry the numbers; the formulas and assumptions are in single-run JSON.
+      return to_json(r, gpu, false);
+    });
+    return;
+  }
+  auto f = ctx.output_format(kTabular);
+  const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
+  auto r = compute(ctx, o.in, gpu, parse_headroom(o.headroom));
+  const auto& w = r.w;
+  const auto& mem = r.mem;
+  const auto& fit = r.fit;
+  if (fit && !fit->fits) ctx.exit = Exit::no;
 
   if (f == report::Format::json) {
     auto j = report::envelope("memory");
-    j["workload"] = estimate::to_json(w);
-    const util::Json mj = estimate::to_json(mem);
-    for (auto& [k, v] : mj.items()) j[k] = v;
-    if (gpu) {
-      util::Json g;
-      g["gpu_id"] = gpu->id;
-      g["count"] = w.gpus;
-      g["capacity_bytes"] = gpu->memory_bytes;
-      g["usable_bytes"] = fit->usable_bytes;
-      g["fits"] = fit->fits;
-      g["headroom_bytes"] = fit->headroom_bytes;
-      g["max_batch"] = fit->max_batch ? util::Json(*fit->max_batch) : util::Json(nullptr);
-      g["max_seq_len"] = fit->max_seq_len ? util::Json(*fit->max_seq_len) : util::Json(nullptr);
-      g["max_seq_len_is_model_limit"] = fit->max_seq_capped;
-      j["fits"] = fit->fits;
-      j["max_batch"] = g["max_batch"];
-      j["max_seq_len"] = g["max_seq_len"];
-      j["gpu"] = g;
-    }
+    const util::Json body = to_json(r, gpu);
+    for (auto& [k, v] : body.items()) j[k] = v;
     ctx.out << report::dump(j);
     return;
   }
@@ -129,6 +162,8 @@ void setup_memory(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("memory", "Memory a workload needs, line by line, and whether it fits a GPU");
   add_workload_options(*cmd, o->in, ctx);
   cmd->add_option("--gpu", o->gpu, "GPU to fit on (id, alias or loose name); with --gpus N, N of them");
+  cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu, headroom); one JSON result per line")
+      ->type_name("FILE|-");
   cmd->add_option("--headroom", o->headroom, "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
   add_format_option(*cmd, ctx);
   add_catalog_option(*cmd, ctx);

@@ -13,11 +13,12 @@ struct RecommendFlags {
   estimate::WorkloadInput in;
   std::string budget, power_limit, scenario, max_gpus, prefer, top = "5";
   bool used = false, explain = false, pareto = false;
+  std::string batch_file;
 };
 
-rules::Request make_request(Context& ctx, const RecommendFlags& o) {
+rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimate::WorkloadInput* in = nullptr) {
   rules::Request r;
-  r.base = ctx.workload(o.in, &r.set);
+  r.base = in ? estimate::make_workload(*in, ctx.models(), &r.set) : ctx.workload(o.in, &r.set);
   if (!o.budget.empty()) {
     auto b = util::parse_money(o.budget);
     if (!b) throw Error("--budget: " + b.error());
@@ -120,41 +121,71 @@ std::string failed_line(const rules::Candidate& c) {
   return s;
 }
 
+util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, const RecommendFlags& o) {
+  const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
+  util::Json j;
+  j["workload"] = estimate::to_json(req.base);
+  j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
+  j["power_limit_w"] = req.power_limit_w ? util::Json(*req.power_limit_w) : util::Json(nullptr);
+  j["scenario"] = req.scenario.empty() ? util::Json(nullptr) : util::Json(req.scenario);
+  j["prefer"] = rules::name(rec.prefer);
+  j["score_unit"] = rec.score_unit;
+  j["defaults"] = rec.defaults;
+  util::Json plans = util::Json::array();
+  for (std::size_t i = 0; i < top; ++i) plans.push_back(candidate_json(rec.candidates[rec.plans[i]], static_cast<int>(i + 1), true));
+  j["plans"] = plans;
+  util::Json rej = util::Json::array();
+  for (auto i : rec.rejected) rej.push_back(candidate_json(rec.candidates[i], 0, o.explain));
+  j["rejected"] = rej;
+  if (o.pareto) {
+    util::Json p = util::Json::array();
+    for (auto i : rec.pareto) p.push_back(candidate_json(rec.candidates[i], 0, false));
+    j["pareto"] = p;
+  }
+  j["way_out"] = rec.way_out;
+  j["assumptions"] = req.base.assumptions;
+  return j;
+}
+
 void run_recommend(Context& ctx, const RecommendFlags& o) {
-  auto f = ctx.output_format(kTabular);
-  auto req = make_request(ctx, o);
   auto ruleset = rules::RuleSet::load(ctx.rule_files);
   rules::Data data{ctx.catalog(), ruleset, ctx.efficiency(), ctx.prices()};
+  if (!o.batch_file.empty()) {
+    static const std::vector<std::string> own = {"budget", "power_limit", "scenario", "max_gpus", "used", "prefer", "top"};
+    run_batch(ctx, o.batch_file, o.in, own, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+      RecommendFlags flags = o;
+      auto text = [&](const std::string& key, std::string& into) {
+        if (!line.has(key)) return;
+        const auto& v = line.raw(key);
+        into = v.is_string() ? v.get<std::string>() : v.dump();
+      };
+      text("budget", flags.budget);
+      text("power_limit", flags.power_limit);
+      text("scenario", flags.scenario);
+      text("max_gpus", flags.max_gpus);
+      text("prefer", flags.prefer);
+      text("top", flags.top);
+      if (line.has("used")) flags.used = line.boolean("used");
+      auto req = make_request(ctx, flags, &in);
+      auto rec = rules::recommend(req, data);
+      if (rec.plans.empty()) code = Exit::no;
+      return to_json(req, rec, flags);
+    });
+    return;
+  }
+  auto f = ctx.output_format(kTabular);
+  auto req = make_request(ctx, o);
   auto rec = rules::recommend(req, data);
   if (rec.plans.empty()) ctx.exit = Exit::no;
   const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
 
   if (f == report::Format::json) {
     auto j = report::envelope("recommend");
-    j["workload"] = estimate::to_json(req.base);
-    j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
-    j["power_limit_w"] = req.power_limit_w ? util::Json(*req.power_limit_w) : util::Json(nullptr);
-    j["scenario"] = req.scenario.empty() ? util::Json(nullptr) : util::Json(req.scenario);
-    j["prefer"] = rules::name(rec.prefer);
-    j["score_unit"] = rec.score_unit;
-    j["defaults"] = rec.defaults;
-    util::Json plans = util::Json::array();
-    for (std::size_t i = 0; i < top; ++i) plans.push_back(candidate_json(rec.candidates[rec.plans[i]], static_cast<int>(i + 1), true));
-    j["plans"] = plans;
-    util::Json rej = util::Json::array();
-    for (auto i : rec.rejected) rej.push_back(candidate_json(rec.candidates[i], 0, o.explain));
-    j["rejected"] = rej;
-    if (o.pareto) {
-      util::Json p = util::Json::array();
-      for (auto i : rec.pareto) p.push_back(candidate_json(rec.candidates[i], 0, false));
-      j["pareto"] = p;
-    }
-    j["way_out"] = rec.way_out;
-    j["assumptions"] = req.base.assumptions;
+    const util::Json body = to_json(req, rec, o);
+    for (auto& [k, v] : body.items()) j[k] = v;
     ctx.out << report::dump(j);
     return;
   }
-
   using report::Align;
   auto plan_table = [&](const std::vector<std::size_t>& idx, std::size_t n, bool ranked) {
     report::Table t({{"#", Align::right}, {"GPU"}, {"Count", Align::right}, {"Precision"}, {"Price", Align::right},
@@ -244,6 +275,9 @@ void setup_recommend(CLI::App& app, Context& ctx) {
   cmd->add_flag("--used", o->used, "Include used-market prices where known")->group(c);
   cmd->add_option("--prefer", o->prefer, "Ranking: balanced, cost, speed or efficiency")->group(c);
   cmd->add_option("--top", o->top, "How many plans to show (default 5)");
+  cmd->add_option("--batch-file", o->batch_file,
+                  "JSON Lines: one workload per line (profile fields, plus budget, power_limit, scenario, max_gpus, used, prefer, top)")
+      ->type_name("FILE|-");
   cmd->add_flag("--explain", o->explain, "Show every rule's outcome for each plan shown");
   cmd->add_flag("--pareto", o->pareto, "Also list the plans not dominated on price and speed");
   cmd->add_option("--rules", ctx.rule_files, "Extra rules or overrides (JSON, as data/rules.json); repeatable")->type_name("FILE");

@@ -38,6 +38,55 @@ void add_prices_option(CLI::App& app, Context& ctx) {
       ->type_name("FILE");
 }
 
+void run_batch(Context& ctx, const std::string& path, const estimate::WorkloadInput& flags,
+               const std::vector<std::string>& own, const BatchFn& one) {
+  auto text = util::read_file(path);
+  if (!text) throw Error(text.error());
+  const std::string origin = path == "-" ? "<stdin>" : path;
+  int worst = 0;
+  std::size_t start = 0, line_no = 0;
+  const std::string& t = *text;
+  while (start < t.size()) {
+    std::size_t end = t.find('\n', start);
+    if (end == std::string::npos) end = t.size();
+    std::string line = t.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (util::trim(line).empty()) continue;
+    util::Json result;
+    Exit code = Exit::ok;
+    try {
+      auto doc = util::JsonDoc::parse(line, fmt::format("{}:{}", origin, line_no));
+      if (!doc) throw Error(doc.error());
+      // Line numbers inside one-line documents are all 1: report the file's line instead.
+      util::Fields fields(*doc, doc->root(), "", "");
+      auto in = estimate::merge_profile(*doc, "", flags, own);
+      result["line"] = line_no;
+      util::Json body = one(in, fields, code);
+      for (auto& [k, v] : body.items()) result[k] = std::move(v);
+    } catch (const Error& e) {
+      // The line is named by "line"; drop the "file:line[:1[:col]]: " prefix of the message.
+      std::string msg = e.what();
+      std::string prefix = fmt::format("{}:{}", origin, line_no);
+      if (util::starts_with(msg, prefix)) {
+        std::size_t i = prefix.size();
+        while (i < msg.size() && msg[i] == ':' && i + 1 < msg.size() && std::isdigit(static_cast<unsigned char>(msg[i + 1]))) {
+          ++i;
+          while (i < msg.size() && std::isdigit(static_cast<unsigned char>(msg[i]))) ++i;
+        }
+        if (msg.compare(i, 2, ": ") == 0) msg = msg.substr(i + 2);
+      }
+      result = util::Json();
+      result["line"] = line_no;
+      result["error"] = msg;
+      code = e.code();
+    }
+    worst = std::max(worst, static_cast<int>(code));
+    ctx.out << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+  ctx.exit = static_cast<Exit>(worst);
+}
+
 std::string describe(const estimate::Workload& w) {
   std::string s = fmt::format("{} ({} params), {}, {}", w.model.name, util::format_count(w.model.params),
                               estimate::name(w.task), w.precision);

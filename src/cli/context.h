@@ -1,5 +1,6 @@
 #pragma once
 // State shared by the subcommands of one invocation: streams, common options, lazily loaded data.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -63,6 +64,14 @@ inline constexpr report::Format kTabular[] = {report::Format::table, report::For
 void add_format_option(CLI::App& app, Context& ctx);
 /// Adds --catalog FILE (repeatable).
 void add_catalog_option(CLI::App& app, Context& ctx);
+
+/// Batch mode (--batch-file FILE|-): one JSON object per line, holding workload fields (as in a
+/// --profile) and the command's own keys (`own`); `one` computes the result of a line as JSON.
+/// Prints one compact JSON object per line; a bad line prints {"line": N, "error": "..."} and the
+/// run goes on. ctx.exit becomes the worst line's exit code.
+using BatchFn = std::function<util::Json(const estimate::WorkloadInput& in, const util::Fields& line, Exit& code)>;
+void run_batch(Context& ctx, const std::string& path, const estimate::WorkloadInput& flags,
+               const std::vector<std::string>& own, const BatchFn& one);
 
 /// One line describing a workload: "Llama 3.1 8B (8.03B params), qlora, nf4, batch 4, sequence 2048".
 std::string describe(const estimate::Workload& w);

@@ -78,7 +78,7 @@ double activation_bytes_per_layer(const catalog::Model& m, double s, double b, b
   return bytes;
 }
 
-MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff) {
+MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain) {
   MemoryEstimate out;
   const auto& m = w.model;
   const auto& f = w.format();
@@ -88,33 +88,31 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   const bool training = is_training(w.task);
   const bool full = w.task == Task::train;
   const bool fp32_training = full && f.bits >= 32;
-  auto add = [&](std::string id, std::string label, double per_gpu, std::string formula) {
+  // Formulas are built only when asked for: `formula` is a callable returning the text.
+  auto add = [&](std::string id, std::string label, double per_gpu, auto&& formula) {
     if (per_gpu <= 0) return;
-    out.lines.push_back({std::move(id), std::move(label), per_gpu, per_gpu * N, std::move(formula)});
+    out.lines.push_back({std::move(id), std::move(label), per_gpu, per_gpu * N, explain ? std::string(formula()) : std::string()});
   };
   const std::string split = shard > 1 ? fmt::format(" / {} (tp x pp)", shard) : "";
 
   // Weights. Full training keeps 16-bit (or fp32) weights; inference and LoRA bases keep the
   // storage format, with embeddings and LM head in 16-bit where the quantizer leaves them so.
   if (m.tensors && !full) {
-    add("weights", "weights", m.tensors->bytes / shard,
-        fmt::format("{} bytes of {} read from {}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
-                    m.tensors->origin, split));
+    add("weights", "weights", m.tensors->bytes / shard, [&] { return std::string(fmt::format("{} bytes of {} read from {}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
+                    m.tensors->origin, split)); });
   } else if (full) {
     double bytes = fp32_training ? 4 : 2;
     double z = w.zero >= 3 ? d : 1;
-    add("weights", "weights", P * bytes / shard / z,
-        fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split, z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : ""));
+    add("weights", "weights", P * bytes / shard / z, [&] { return std::string(fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split, z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "")); });
   } else {
     const double e16 = f.embeddings_16bit ? std::min(P, m.embedding_params()) : 0;
     const double z = w.zero >= 3 ? d : 1;
     double payload = (P - e16) * f.payload_bits / 8 + e16 * 2;
     std::string formula = fmt::format("{} params x {} bits / 8", util::format_count(P - e16), f.payload_bits);
     if (e16 > 0) formula += fmt::format(" + {} embedding params x 2 bytes", util::format_count(e16));
-    add("weights", "weights", payload / shard / z, formula + split);
+    add("weights", "weights", payload / shard / z, [&] { return std::string(formula + split); });
     double consts = (P - e16) * (f.bits - f.payload_bits) / 8;
-    add("quantization_constants", "quantization scales", consts / shard / z,
-        fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits, f.note));
+    add("quantization_constants", "quantization scales", consts / shard / z, [&] { return std::string(fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits, f.note)); });
   }
 
   // Training state (ZeRO stages 1/2/3 divide optimizer / +gradients / +weights by the
@@ -123,22 +121,18 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   if (full) {
     double gbytes = fp32_training ? 4 : 2;
     double zg = w.zero >= 2 ? d : 1, zo = w.zero >= 1 ? d : 1;
-    add("gradients", "gradients", P * gbytes / shard / zg,
-        fmt::format("{} params x {} bytes{}{}", util::format_count(P), gbytes, split, zg > 1 ? fmt::format(" / {} (ZeRO-2)", d) : ""));
+    add("gradients", "gradients", P * gbytes / shard / zg, [&] { return std::string(fmt::format("{} params x {} bytes{}{}", util::format_count(P), gbytes, split, zg > 1 ? fmt::format(" / {} (ZeRO-2)", d) : "")); });
     if (!fp32_training)
-      add("master_weights", "fp32 master weights", P * opt->master_bytes / shard / zo,
-          fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split,
-                      zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : ""));
-    add("optimizer_state", "optimizer state", P * opt->state_bytes / shard / zo,
-        fmt::format("{} params x {} bytes ({}: {}){}{}", util::format_count(P), opt->state_bytes, opt->id, opt->note, split,
-                    zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : ""));
+      add("master_weights", "fp32 master weights", P * opt->master_bytes / shard / zo, [&] { return std::string(fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split,
+                      zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "")); });
+    add("optimizer_state", "optimizer state", P * opt->state_bytes / shard / zo, [&] { return std::string(fmt::format("{} params x {} bytes ({}: {}){}{}", util::format_count(P), opt->state_bytes, opt->id, opt->note, split,
+                    zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "")); });
   }
   if (w.task == Task::lora || w.task == Task::qlora) {
     double a = adapter_params(w);
     double per = 4 + 4 + opt->state_bytes;  // fp32 weights and gradients + optimizer state
-    add("adapters", "LoRA adapters + gradients + optimizer", a * per / shard,
-        fmt::format("{} adapter params (rank {} on {}) x {} bytes (fp32 weights, gradients, {} state)", util::format_count(a),
-                    w.lora_rank, util::join(w.lora_targets, ","), per, opt->id));
+    add("adapters", "LoRA adapters + gradients + optimizer", a * per / shard, [&] { return std::string(fmt::format("{} adapter params (rank {} on {}) x {} bytes (fp32 weights, gradients, {} state)", util::format_count(a),
+                    w.lora_rank, util::join(w.lora_targets, ","), per, opt->id)); });
   }
 
   // Activations.
@@ -164,10 +158,9 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
       formula += fmt::format(" x {:.2f} calibration", act.typical);
       if (t > 1) formula += fmt::format(" / {} (tensor + sequence parallel)", t);
       if (p > 1) formula += "; the first pipeline stage holds pp micro-batches of L/pp layers";
-      add("activations", "activations", per_gpu, formula);
+      add("activations", "activations", per_gpu, [&] { return std::string(formula); });
       if (m.kind == "decoder" || m.kind == "encoder-decoder") {
-        add("logits", "output logits (loss)", s * b * static_cast<double>(m.vocab) * 6 / t,
-            fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}", m.vocab, t > 1 ? " / tp" : ""));
+        add("logits", "output logits (loss)", s * b * static_cast<double>(m.vocab) * 6 / t, [&] { return std::string(fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}", m.vocab, t > 1 ? " / tp" : "")); });
       }
     } else {
       // Inference keeps no activations between layers; the peak is one layer's working set for
@@ -175,14 +168,12 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
       double chunk = std::min(s, 2048.0);
       double per_tok = 2.0 * (4.0 * static_cast<double>(m.hidden) + (m.gated_mlp ? 3 : 2) * mlp_width(m));
       double scores = w.flash_attention ? 0 : 2.0 * m.heads * chunk * s;
-      add("activations", "activations (prefill working set)", (b * chunk * per_tok + b * scores) / t,
-          fmt::format("b x min(s, 2048) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2, w.flash_attention ? "" : " + attention scores"));
+      add("activations", "activations (prefill working set)", (b * chunk * per_tok + b * scores) / t, [&] { return std::string(fmt::format("b x min(s, 2048) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2, w.flash_attention ? "" : " + attention scores")); });
     }
   } else if (m.vision) {
     if (m.vision->activation_bytes_per_image) {
       double per = *m.vision->activation_bytes_per_image * b * (training ? 1.0 : 0.5);
-      add("activations", "activations", per,
-          fmt::format("{} per image x batch {}", util::format_bytes(*m.vision->activation_bytes_per_image), w.batch));
+      add("activations", "activations", per, [&] { return std::string(fmt::format("{} per image x batch {}", util::format_bytes(*m.vision->activation_bytes_per_image), w.batch)); });
     } else {
       out.activations_known = false;
       out.assumptions.push_back(fmt::format(
@@ -196,23 +187,20 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
     double per_token = kv_bytes_per_token(m, w.kv_precision);
     double per_gpu = per_token * s * b / p;
     if (!m.mla && t > 1) per_gpu *= std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
-    add("kv_cache", "KV cache", per_gpu,
-        m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
+    add("kv_cache", "KV cache", per_gpu, [&] { return std::string(m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
                             kv_bytes_per_element(w.kv_precision), w.seq_len, w.batch)
               : fmt::format("2 x {} layers x {} kv heads x {} head dim x {} bytes x {} tokens x batch {}{}", m.layers,
                             m.kv_heads, m.head_dim, kv_bytes_per_element(w.kv_precision), w.seq_len, w.batch,
-                            shard > 1 ? " / tp x pp" : ""));
+                            shard > 1 ? " / tp x pp" : "")); });
   }
 
   // Overheads: CUDA context and framework workspace per GPU; allocator fragmentation reserve.
   double allocated = 0;
   for (const auto& l : out.lines) allocated += l.per_gpu_bytes;
   const auto& ctx = eff.get("cuda-context-bytes");
-  add("cuda_context", "CUDA context + framework", ctx.typical,
-      fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low), util::format_bytes(ctx.high)));
+  add("cuda_context", "CUDA context + framework", ctx.typical, [&] { return std::string(fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low), util::format_bytes(ctx.high))); });
   const auto& frag = eff.get("allocator-fragmentation");
-  add("fragmentation", "allocator fragmentation reserve", allocated * frag.typical,
-      fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100, frag.high * 100));
+  add("fragmentation", "allocator fragmentation reserve", allocated * frag.typical, [&] { return std::string(fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100, frag.high * 100)); });
 
   for (const auto& l : out.lines) {
     out.per_gpu_bytes += l.per_gpu_bytes;
@@ -226,7 +214,7 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
   FitResult r;
   r.capacity_bytes = gpu.memory_bytes;
   r.usable_bytes = gpu.memory_bytes * (1 - headroom);
-  auto est = estimate_memory(w, eff);
+  auto est = estimate_memory(w, eff, false);
   double need = est.per_gpu_bytes;
   r.fits = need <= r.usable_bytes;
   r.activations_unknown = !est.activations_known;
@@ -235,7 +223,7 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
     Workload x = w;
     x.batch = batch;
     x.seq_len = seq;
-    return estimate_memory(x, eff).per_gpu_bytes <= r.usable_bytes;
+    return estimate_memory(x, eff, false).per_gpu_bytes <= r.usable_bytes;
   };
   // Memory grows with batch and sequence length, so binary search finds the largest that fit.
   auto largest = [&](long long lo, long long hi, auto&& ok) -> std::optional<long long> {
@@ -276,7 +264,7 @@ Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const cat
         if (!check_layout(x).empty()) continue;
         if (z > 0 && x.dp() < 2) continue;  // ZeRO shards across data-parallel replicas
         if (c == w.checkpointing) last = x;  // when nothing fits, keep the user's recomputation
-        if (estimate_memory(x, eff).per_gpu_bytes <= usable) {
+        if (estimate_memory(x, eff, false).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
               "layout: {}{}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
               z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : "",
@@ -296,16 +284,17 @@ Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::G
   const double usable = gpu.memory_bytes * (1 - headroom);
   Workload base = w;
   apply_gpu_defaults(base, set, gpu);
-  if (!is_training(base.task) || estimate_memory(base, eff).per_gpu_bytes <= usable) return base;
+  if (!is_training(base.task) || estimate_memory(base, eff, false).per_gpu_bytes <= usable) return base;
   return plan_layout_search(base, set, gpu, eff, usable);
 }
 
-util::Json to_json(const MemoryEstimate& m) {
+util::Json to_json(const MemoryEstimate& m, bool detail) {
   util::Json j;
   for (const auto& l : m.lines) j[l.id + "_bytes"] = l.total_bytes;
   j["total_bytes"] = m.total_bytes;
   j["per_gpu_total_bytes"] = m.per_gpu_bytes;
   j["activations_known"] = m.activations_known;
+  if (!detail) return j;
   util::Json arr = util::Json::array();
   for (const auto& l : m.lines) {
     util::Json x;

@@ -152,7 +152,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
 
   // Decode reads every weight (the active experts for MoE: at batch b, up to b x k of E experts)
   // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large.
-  auto mem = estimate_memory(w, eff);
+  auto mem = estimate_memory(w, eff, false);
   double weight_bytes = mem.line("weights") + mem.line("quantization_constants");
   if (m.moe) {
     double active_share = std::min(1.0, (P / m.params) * b);

@@ -321,16 +321,20 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   return w;
 }
 
-WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags) {
+WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags,
+                            const std::vector<std::string>& skip) {
   const util::Json& root = pointer.empty() ? doc.root() : doc.root().at(util::Json::json_pointer(pointer));
   util::Fields f(doc, root, pointer, "profile");
   static const std::vector<std::string> keys = {
       "model", "model_config", "model_file", "task", "precision", "optimizer", "batch", "seq_len", "gpus", "zero",
       "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
+  std::vector<std::string> known = keys;
+  known.insert(known.end(), skip.begin(), skip.end());
   for (auto& [key, val] : root.items()) {
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
-      f.fail(key, "unknown field" + util::did_you_mean(key, keys));
+      f.fail(key, "unknown field" + util::did_you_mean(key, known));
     std::string text;
     if (val.is_string()) text = val.get<std::string>();
     else if (val.is_number_integer() || val.is_number_unsigned()) text = val.dump();
@@ -365,7 +369,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
       if (k == key) field = m;
     if (field && (flags.*field).empty()) {
       flags.*field = text;
-      flags.where[key] = fmt::format("{}: field '{}'", doc.where(f.pointer(key)), key);
+      flags.where[key] = doc.where(f.pointer(key)) + ": field '" + key + "'";
     }
   }
   return flags;

@@ -75,7 +75,7 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
   if (!estimate::is_training(c.w.task) && !req.set.tp && !req.set.pp) c.w.tp = count;
   if (estimate::is_training(c.w.task)) c.w = estimate::plan_layout(c.w, req.set, gpu, data.eff);
   else estimate::apply_gpu_defaults(c.w, req.set, gpu);
-  auto mem = estimate::estimate_memory(c.w, data.eff);
+  auto mem = estimate::estimate_memory(c.w, data.eff, false);
   c.memory_need_bytes = mem.per_gpu_bytes;
   c.fit.capacity_bytes = gpu.memory_bytes;
   c.fit.usable_bytes = gpu.memory_bytes;

@@ -196,6 +196,7 @@ Result<JsonDoc> JsonDoc::load(const std::string& path) {
 
 int JsonDoc::line_of(const std::string& pointer) const {
   if (!text_) return 0;
+  if (text_->find('\n') == std::string::npos) return 1;  // one-line documents (JSON Lines)
   if (!lines_) {
     lines_ = std::make_shared<std::map<std::string, int>>();
     LineIndexer(*text_, *lines_).run();

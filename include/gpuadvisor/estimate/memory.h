@@ -30,8 +30,9 @@ struct MemoryEstimate {
   double line(const std::string& id) const;  ///< per-GPU bytes of a line, 0 if absent
 };
 
-/// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O.
-MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff);
+/// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O. Without `explain` the lines
+/// carry no formulas (the numbers are the same; searches and batch runs skip the text).
+MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain = true);
 
 /// Bytes per element of a KV-cache precision.
 double kv_bytes_per_element(const std::string& kv_precision);
@@ -70,6 +71,7 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
 Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
                      double headroom = kDefaultHeadroom);
 
-util::Json to_json(const MemoryEstimate& m);
+/// The estimate as JSON; `detail` adds the line-by-line breakdown with formulas and the assumptions.
+util::Json to_json(const MemoryEstimate& m, bool detail = true);
 
 }  // namespace gpuadvisor::estimate

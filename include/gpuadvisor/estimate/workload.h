@@ -88,7 +88,9 @@ struct WorkloadSet {
 Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models, WorkloadSet* set = nullptr);
 
 /// Reads a profile (JSON workload) into WorkloadInput; flags already set in `flags` win.
-WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags);
+/// Keys in `skip` belong to the caller (e.g. "gpu" in a batch line) and are left alone.
+WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags,
+                            const std::vector<std::string>& skip = {});
 
 /// The default weight format for a task (fp16 inference, bf16 training, nf4 for QLoRA).
 std::string default_precision(Task t);
