@@ -164,6 +164,10 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       w.model = catalog::model_from_size(*size);
     } else {
       auto m = models.resolve(in.model);
+      // "1e300" or "-7B" read as a size gone wrong, not as an unknown preset name.
+      if (!m && !in.model.empty() && (std::isdigit(static_cast<unsigned char>(in.model[0])) || in.model[0] == '-') &&
+          (size.error().find("too large") != std::string::npos || size.error().find("negative") != std::string::npos))
+        bad(in, "model", size.error());
       if (!m) bad(in, "model", m.error());
       w.model = **m;
     }
