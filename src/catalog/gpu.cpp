@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -235,7 +236,9 @@ Result<const Gpu*> Catalog::resolve(std::string_view query) const {
 namespace {
 template <typename T>
 util::Json opt(const std::optional<T>& v) {
-  return v ? util::Json(*v) : util::Json(nullptr);
+  if (!v) return nullptr;
+  if constexpr (std::is_floating_point_v<T>) return util::json_number(*v);
+  else return util::Json(*v);
 }
 }  // namespace
 
@@ -256,11 +259,11 @@ util::Json to_data_json(const Gpu& g) {
   j["memory_type"] = g.memory_type;
   j["memory_bus_bits"] = opt(g.memory_bus_bits);
   j["memory_data_rate_gbps"] = opt(g.memory_data_rate_gbps);
-  j["memory_bandwidth_gbs"] = g.memory_bandwidth_gbs;
+  j["memory_bandwidth_gbs"] = util::json_number(g.memory_bandwidth_gbs);
   util::Json p;
   for (auto prec : kPrecisions) p[std::string(name(prec))] = opt(g.peak_tflops[static_cast<std::size_t>(prec)]);
   j["peak_tflops"] = p;
-  j["tdp_w"] = g.tdp_w;
+  j["tdp_w"] = util::json_number(g.tdp_w);
   j["power_min_w"] = opt(g.power_min_w);
   j["power_max_w"] = opt(g.power_max_w);
   j["nvlink_generation"] = opt(g.nvlink_generation);
@@ -299,14 +302,17 @@ util::Json to_output_json(const Gpu& g) {
   j["memory_type"] = g.memory_type;
   j["memory_bus_bits"] = opt(g.memory_bus_bits);
   j["memory_data_rate_gbps"] = opt(g.memory_data_rate_gbps);
-  j["memory_bandwidth_bytes_per_s"] = g.bandwidth_bytes_per_s();
-  for (auto prec : kPrecisions) j[fmt::format("peak_{}_flops", name(prec))] = opt(g.peak_flops(prec));
-  j["tdp_w"] = g.tdp_w;
+  j["memory_bandwidth_bytes_per_s"] = util::json_number(g.bandwidth_bytes_per_s());
+  for (auto prec : kPrecisions) {
+    auto v = g.peak_flops(prec);
+    j[fmt::format("peak_{}_flops", name(prec))] = v ? util::json_number(std::round(*v)) : util::Json(nullptr);
+  }
+  j["tdp_w"] = util::json_number(g.tdp_w);
   j["power_min_w"] = opt(g.power_min_w);
   j["power_max_w"] = opt(g.power_max_w);
   j["interconnect"] = opt(g.interconnect);
   j["nvlink_generation"] = opt(g.nvlink_generation);
-  j["interconnect_bytes_per_s"] = g.interconnect_gbs ? util::Json(*g.interconnect_gbs * 1e9) : util::Json(nullptr);
+  j["interconnect_bytes_per_s"] = g.interconnect_gbs ? util::json_number(*g.interconnect_gbs * 1e9) : util::Json(nullptr);
   j["pcie_generation"] = opt(g.pcie_generation);
   j["pcie_lanes"] = opt(g.pcie_lanes);
   j["mig_instances"] = g.mig_instances;

@@ -285,8 +285,8 @@ util::Json to_output_json(const Model& m) {
   j["name"] = m.name;
   j["family"] = m.family;
   j["kind"] = m.kind;
-  j["params"] = m.params;
-  j["active_params"] = m.moe ? util::Json(m.params_per_token()) : util::Json(nullptr);
+  j["params"] = util::json_number(m.params);
+  j["active_params"] = m.moe ? util::json_number(std::round(m.params_per_token())) : util::Json(nullptr);
   if (m.is_transformer()) {
     j["layers"] = m.layers;
     if (m.encoder_layers) j["encoder_layers"] = m.encoder_layers;
@@ -307,7 +307,7 @@ util::Json to_output_json(const Model& m) {
                 {"expert_intermediate", m.moe->expert_intermediate}};
   }
   if (m.vision) {
-    j["image_size"] = m.vision->image_size ? util::Json(*m.vision->image_size) : util::Json(nullptr);
+    j["image_size"] = m.vision->image_size ? util::json_number(*m.vision->image_size) : util::Json(nullptr);
     j["flops_per_image"] = m.vision->gflops_per_image ? util::Json(*m.vision->gflops_per_image * 1e9) : util::Json(nullptr);
     j["activation_bytes_per_image"] =
         m.vision->activation_bytes_per_image ? util::Json(*m.vision->activation_bytes_per_image) : util::Json(nullptr);

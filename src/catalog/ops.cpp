@@ -101,6 +101,19 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
     a.features.structured_sparsity = ft.boolean("structured_sparsity");
     a.features.transformer_engine = ft.boolean("transformer_engine");
   }
+  if (f.has("features_by_cc")) {
+    const auto& obj = f.raw("features_by_cc");
+    if (!obj.is_object()) f.fail("features_by_cc", "expected an object of compute capability -> features, got " + util::json_snippet(obj));
+    for (auto& [cc, feats] : obj.items()) {
+      util::Fields ff(doc, feats, f.pointer("features_by_cc") + "/" + cc, label + ": features_by_cc");
+      for (auto& [k, v] : feats.items()) {
+        static const std::set<std::string> known = {"tf32", "bf16", "fp8", "fp4", "mig", "structured_sparsity", "transformer_engine"};
+        if (!known.count(k)) ff.fail(k, "unknown feature");
+        a.features_by_cc[cc][k] = ff.boolean(k);
+        (void)v;
+      }
+    }
+  }
   a.notes = f.opt_str("notes").value_or("");
   a.sources = read_sources(f);
   a.as_of = f.opt_str("as_of").value_or("");
@@ -331,6 +344,22 @@ std::optional<std::string> ArchCompat::first_cuda_for(const std::string& cc) con
   return first_cuda;
 }
 
+ArchFeatures ArchCompat::features_for(const std::string& cc) const {
+  ArchFeatures f = features;
+  auto it = features_by_cc.find(cc);
+  if (it == features_by_cc.end()) return f;
+  for (const auto& [k, v] : it->second) {
+    if (k == "tf32") f.tf32 = v;
+    else if (k == "bf16") f.bf16 = v;
+    else if (k == "fp8") f.fp8 = v;
+    else if (k == "fp4") f.fp4 = v;
+    else if (k == "mig") f.mig = v;
+    else if (k == "structured_sparsity") f.structured_sparsity = v;
+    else if (k == "transformer_engine") f.transformer_engine = v;
+  }
+  return f;
+}
+
 FrameworkSupport ArchCompat::framework_for(Framework f, const std::string& cc) const {
   FrameworkSupport s = frameworks[idx(f)];
   const auto& m = framework_first_by_cc[idx(f)];
@@ -498,7 +527,7 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
     if (q.driver) add("driver", "driver " + q.driver->text);
     if (r.checks.empty()) add("cuda", "CUDA");
     r.answer = Answer::no;
-    r.needed.push_back("an NVIDIA GPU for CUDA");
+    r.needed.push_back("an NVIDIA GPU");
     return r;
   }
 
@@ -669,7 +698,7 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
     }
     CompatCheck c{"driver", "driver " + d.text, Answer::yes, "", ""};
     const CudaDriver* newest = t.newest_cuda_for_driver(d, q.windows);
-    std::string up_to = newest ? fmt::format("; it runs toolkits up to CUDA {}", newest->cuda) : "";
+    std::string up_to = newest ? fmt::format("; with full support it runs toolkits up to CUDA {}", newest->cuda) : "";
     if (!target) {
       c.answer = Answer::unknown;
       c.detail = fmt::format("the first CUDA toolkit for compute capability {} is not in gpuadvisor's data{}", r.cc, up_to);

@@ -115,7 +115,7 @@ void run_compare(Context& ctx, const CompareOptions& o) {
       util::Json g = catalog::to_output_json(*gpus[i]);
       g.erase("sources");
       g["price_usd"] = gpus[i]->price_usd(o.used) ? util::Json(*gpus[i]->price_usd(o.used)) : util::Json(nullptr);
-      g["price_kind"] = gpus[i]->price_kind(o.used);
+      g["price_kind"] = gpus[i]->price_kind(o.used).empty() ? util::Json(nullptr) : util::Json(gpus[i]->price_kind(o.used));
       util::Json mv;
       for (std::size_t m = 0; m < metrics().size(); ++m) {
         mv[metrics()[m].key] = vals[m][i] ? util::Json(*vals[m][i]) : util::Json(nullptr);

@@ -32,7 +32,8 @@ std::string features_text(const catalog::ArchFeatures& f, const catalog::Gpu* gp
   else put(f.mig, f.mig ? "MIG (not on every product)" : "MIG");
   put(f.structured_sparsity, "2:4 structured sparsity");
   put(f.transformer_engine, "Transformer Engine FP8");
-  std::string out = yes.empty() ? "none of the tracked features" : util::join(yes, ", ");
+  if (yes.empty()) return "none of " + util::join(no, ", ");
+  std::string out = util::join(yes, ", ");
   if (!no.empty()) out += "; not " + util::join(no, ", ");
   return out;
 }
@@ -80,7 +81,7 @@ layout::KeyValues summary(const CompatReport& r, const catalog::Gpu* gpu) {
     kv.push_back({"Driver", {fmt::format("{} (for CUDA {}, CUDA release notes Table 3)", util::join(parts, ", "), row.cuda)}});
   }
   for (const auto& f : r.frameworks) kv.push_back({std::string(catalog::display(f.framework)), {framework_text(f)}});
-  kv.push_back({"Features", {features_text(r.arch->features, gpu)}});
+  kv.push_back({"Features", {features_text(r.arch->features_for(r.cc), gpu)}});
   return kv;
 }
 
@@ -116,7 +117,7 @@ util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
   }
   j["frameworks"] = fws;
   if (r.arch) {
-    const auto& f = r.arch->features;
+    const auto f = r.arch->features_for(r.cc);
     j["features"] = util::Json{{"tf32", f.tf32},
                                {"bf16", f.bf16},
                                {"fp8", f.fp8},

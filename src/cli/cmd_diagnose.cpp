@@ -107,7 +107,6 @@ layout::KeyValues xid_kv(const XidInfo& x) {
 
 layout::KeyValues error_kv(const ErrorPattern& e) {
   layout::KeyValues kv;
-  kv.push_back({"Component", {e.component}});
   kv.push_back({"Matches", {util::join(e.patterns, " | ")}});
   kv.push_back({"Meaning", {e.meaning}});
   if (!e.causes.empty()) kv.push_back({"Likely causes", bulleted(e.causes)});
@@ -117,16 +116,24 @@ layout::KeyValues error_kv(const ErrorPattern& e) {
   return kv;
 }
 
-// Non-table formats show key/value pairs as a two-column table.
-void render_kv(Context& ctx, report::Format f, const std::string& title, const layout::KeyValues& kv) {
-  if (f == report::Format::table) {
-    ctx.out << layout::hanging("", title, ctx.style.width) << layout::key_values(kv, ctx.style.width);
-    return;
-  }
-  report::Table t({{"field"}, {"value"}});
-  t.add({"Title", title});
-  for (const auto& [k, v] : kv) t.add({k, util::join(v, " ")});
-  ctx.out << t.render(f, ctx.style);
+std::string joined(const std::vector<std::string>& items) { return util::join(items, "; "); }
+
+std::string cite_all(const std::vector<catalog::Source>& sources) { return joined(cites(sources)); }
+
+// CSV and markdown: one row per record, columns named as the JSON keys.
+std::string xid_rows(Context& ctx, report::Format f, const XidInfo& x) {
+  report::Table t({{"code"}, {"name"}, {"severity"}, {"category"}, {"mnemonic"}, {"meaning"}, {"causes"}, {"actions"},
+                   {"nvidia_immediate_action"}, {"nvidia_investigatory_action"}, {"sources"}});
+  t.add({std::to_string(x.code), x.name, std::string(catalog::name(x.severity)), x.category, x.mnemonic, x.meaning,
+         joined(x.causes), joined(x.actions), x.immediate_action, x.investigatory_action, cite_all(x.sources)});
+  return t.render(f, ctx.style);
+}
+
+std::string error_rows(Context& ctx, report::Format f, const std::vector<const ErrorPattern*>& matches) {
+  report::Table t({{"id"}, {"component"}, {"patterns"}, {"meaning"}, {"causes"}, {"actions"}, {"sources"}});
+  for (const auto* e : matches)
+    t.add({e->id, e->component, joined(e->patterns), e->meaning, joined(e->causes), joined(e->actions), cite_all(e->sources)});
+  return t.render(f, ctx.style);
 }
 
 void run_xid(Context& ctx, report::Format f, int code) {
@@ -145,7 +152,12 @@ void run_xid(Context& ctx, report::Format f, int code) {
     ctx.out << report::dump(j);
     return;
   }
-  render_kv(ctx, f, fmt::format("Xid {}: {}", x->code, x->name), xid_kv(*x));
+  if (f != report::Format::table) {
+    ctx.out << xid_rows(ctx, f, *x);
+    return;
+  }
+  ctx.out << layout::hanging("", fmt::format("Xid {}: {}", x->code, x->name), ctx.style.width)
+          << layout::key_values(xid_kv(*x), ctx.style.width);
 }
 
 void run_text(Context& ctx, report::Format f, const std::string& text) {
@@ -153,8 +165,8 @@ void run_text(Context& ctx, report::Format f, const std::string& text) {
   auto matches = table.match(text);
   if (matches.empty()) {
     auto names = table.names();
-    throw Error(fmt::format("no known CUDA, cuDNN, cuBLAS, NCCL or driver error matches {}{}; 'gpuadvisor diagnose --list' "
-                            "shows them (Xid codes are numbers: 'gpuadvisor diagnose 79')",
+    throw Error(fmt::format("no known CUDA, cuDNN, cuBLAS, NCCL or driver error matches {}{} ('gpuadvisor diagnose --list' "
+                            "shows them; Xid codes are numbers: 'gpuadvisor diagnose 79')",
                             util::quote(text), util::did_you_mean(text, names)));
   }
   if (f == report::Format::json) {
@@ -167,11 +179,15 @@ void run_text(Context& ctx, report::Format f, const std::string& text) {
     ctx.out << report::dump(j);
     return;
   }
-  if (f == report::Format::table && matches.size() > 1)
-    ctx.out << fmt::format("{} known errors match {}:\n\n", matches.size(), util::quote(text));
+  if (f != report::Format::table) {
+    ctx.out << error_rows(ctx, f, matches);
+    return;
+  }
+  if (matches.size() > 1) ctx.out << fmt::format("{} known errors match {}:\n\n", matches.size(), util::quote(text));
   for (std::size_t i = 0; i < matches.size(); ++i) {
-    if (i && f == report::Format::table) ctx.out << "\n";
-    render_kv(ctx, f, fmt::format("{} ({})", matches[i]->id, matches[i]->component), error_kv(*matches[i]));
+    if (i) ctx.out << "\n";
+    ctx.out << layout::hanging("", fmt::format("{} ({})", matches[i]->id, matches[i]->component), ctx.style.width)
+            << layout::key_values(error_kv(*matches[i]), ctx.style.width);
   }
 }
 
@@ -214,8 +230,11 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
     return;
   }
   using report::Align;
-  report::Table t({{"GPU"}, {"Xid", Align::right}, {"Severity"}, {"Count", Align::right}, {"First seen"}, {"Last seen"},
-                   {"Lines"}, {"Meaning"}});
+  // CSV gets the JSON key names; people get words.
+  const bool csv = f == report::Format::csv;
+  report::Table t({{csv ? "pci_address" : "GPU"}, {csv ? "xid" : "Xid", Align::right}, {csv ? "severity" : "Severity"},
+                   {csv ? "count" : "Count", Align::right}, {csv ? "first_seen" : "First seen"}, {csv ? "last_seen" : "Last seen"},
+                   {csv ? "lines" : "Lines"}, {csv ? "name" : "Meaning"}});
   for (const auto& g : scan->groups)
     t.add({g.pci, std::to_string(g.code), sev(g), std::to_string(g.count), g.first_time.empty() ? "-" : g.first_time,
            g.last_time.empty() ? "-" : g.last_time,
@@ -238,14 +257,20 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
       crit.push_back(fmt::format("Xid {} ({}) on {}", g.code, g.info->name, g.pci));
   if (!crit.empty())
     ctx.out << layout::hanging("", fmt::format("Critical: {}.", util::join(crit, "; ")), width);
-  std::vector<std::string> codes;
+  std::vector<std::string> codes, unknown;
   for (const auto& g : scan->groups) {
+    auto& into = g.info ? codes : unknown;
     std::string c = std::to_string(g.code);
-    if (std::find(codes.begin(), codes.end(), c) == codes.end()) codes.push_back(c);
+    if (std::find(into.begin(), into.end(), c) == into.end()) into.push_back(c);
   }
-  ctx.out << layout::hanging("", fmt::format("What each code means and what to do: gpuadvisor diagnose {}", codes.front()) +
-                                     (codes.size() > 1 ? fmt::format(" (and {})", util::join(std::vector<std::string>(codes.begin() + 1, codes.end()), ", ")) : ""),
-                             width);
+  if (!codes.empty())
+    ctx.out << layout::hanging("", fmt::format("What each code means and what to do: gpuadvisor diagnose {}{}", codes.front(),
+                                               codes.size() > 1 ? fmt::format(" (and {})", util::join(std::vector<std::string>(codes.begin() + 1, codes.end()), ", ")) : ""),
+                               width);
+  if (!unknown.empty())
+    ctx.out << layout::hanging("", fmt::format("Not in gpuadvisor's table: Xid {}; see NVIDIA's Xid catalog <{}>",
+                                               util::join(unknown, ", "), kXidCatalogUrl),
+                               width);
 }
 
 void run_list(Context& ctx, report::Format f) {

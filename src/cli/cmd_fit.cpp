@@ -19,6 +19,8 @@ void run_fit(Context& ctx, const FitFlags& o) {
   auto f = ctx.output_format(kTabular);
   if (o.gpu.empty()) throw Error("--gpu is required: which GPU to fit models on (e.g. --gpu rtx-4090)");
   const auto& gpu = ctx.gpu(o.gpu);
+  if (!o.kind.empty() && o.kind != "decoder" && o.kind != "encoder" && o.kind != "encoder-decoder" && o.kind != "vision")
+    throw Error(fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(o.kind)));
   auto n = util::parse_int(o.gpus, 1, 4096);
   if (!n) throw Error("--gpus: " + n.error());
   auto rows = rules::fit_models(gpu, static_cast<int>(*n), ctx.models(), ctx.efficiency(), estimate::kDefaultHeadroom);

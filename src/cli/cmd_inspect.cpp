@@ -140,7 +140,7 @@ std::string card_title(const rules::CardReport& c) {
   if (!c.pci_bus_id.empty()) parts.push_back(c.pci_bus_id);
   if (!c.serial.empty()) parts.push_back("serial " + c.serial);
   if (!c.driver_version.empty()) parts.push_back("driver " + c.driver_version);
-  return fmt::format("GPU {}: {}{}", c.index.empty() ? "?" : c.index, c.name,
+  return fmt::format("{}: {}{}", c.index.empty() ? fmt::format("GPU on line {}", c.line) : "GPU " + c.index, c.name,
                      parts.empty() ? "" : " (" + util::join(parts, ", ") + ")");
 }
 

@@ -31,11 +31,12 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     if (*p <= 0) throw Error(fmt::format("--power-limit: must be positive, got {}", util::quote(o.power_limit)));
     r.power_limit_w = *p;
   }
-  static const std::vector<std::string> scenarios = {"personal", "workstation", "datacenter", "edge", "cloud"};
+  static const std::vector<std::string> scenarios = {"personal", "workstation", "datacenter", "edge"};
+  if (o.scenario == "cloud")
+    throw Error("--scenario cloud: recommend plans purchases; 'gpuadvisor cost --gpu ID' prices renting each GPU");
   if (!o.scenario.empty() && std::find(scenarios.begin(), scenarios.end(), o.scenario) == scenarios.end())
-    throw Error(fmt::format("--scenario: expected one of personal, workstation, datacenter, edge, cloud, got {}{}",
+    throw Error(fmt::format("--scenario: expected one of personal, workstation, datacenter, edge, got {}{}",
                             util::quote(o.scenario), util::did_you_mean(o.scenario, scenarios)));
-  if (o.scenario == "cloud") throw Error("--scenario cloud: renting is priced by 'gpuadvisor cost' (cloud instances per GPU); recommend plans purchases");
   r.scenario = o.scenario;
   int def = o.scenario == "edge" ? 1 : o.scenario == "personal" ? 2 : o.scenario == "workstation" ? 4 : 8;
   r.max_gpus = def;
@@ -84,7 +85,7 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   j["zero"] = c.w.zero;
   j["checkpointing"] = c.w.checkpointing;
   j["total_price_usd"] = c.price_usd ? util::Json(*c.price_usd) : util::Json(nullptr);
-  j["price_kind"] = c.price_kind;
+  j["price_kind"] = c.price_kind.empty() ? util::Json(nullptr) : util::Json(c.price_kind);
   j["total_bytes"] = c.memory_need_bytes * c.count;
   j["per_gpu_bytes"] = c.memory_need_bytes;
   j["capacity_bytes"] = c.gpu->memory_bytes;

@@ -64,7 +64,17 @@ inline std::string key_values(const KeyValues& kv, int width) {
   for (const auto& [k, vals] : kv) {
     for (std::size_t i = 0; i < vals.size(); ++i) {
       std::string key = i == 0 ? k : "";
-      out += hanging(key + std::string(w - columns(key) + 2, ' '), vals[i], width);
+      std::string prefix = key + std::string(w - columns(key) + 2, ' ');
+      // List items ("- x", "2. x") hang under their text, not under the marker.
+      std::string_view v = vals[i];
+      std::size_t marker = 0;
+      if (v.size() > 2 && v[0] == '-' && v[1] == ' ') marker = 2;
+      else {
+        std::size_t d = 0;
+        while (d < v.size() && v[d] >= '0' && v[d] <= '9') ++d;
+        if (d > 0 && d + 1 < v.size() && v[d] == '.' && v[d + 1] == ' ') marker = d + 2;
+      }
+      out += hanging(prefix + std::string(v.substr(0, marker)), v.substr(marker), width);
     }
   }
   return out;

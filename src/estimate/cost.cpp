@@ -38,15 +38,19 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   c.power_w = gpu.tdp_w * N;
   if (gpu.form_factor == "sxm" && w.gpus >= 2) {
     const catalog::ServerPlatform* platform = nullptr;
+    // Platform figures exist per GPU generation (HGX A100, HGX H100); none is assumed for others.
+    const char* generation = gpu.architecture == "hopper" ? "h100" : gpu.architecture == "ampere" ? "a100" : nullptr;
     for (const auto& s : prices.servers)
-      if (s.gpu_form_factor == "sxm" && s.platform_power_w && s.id.find(gpu.architecture == "hopper" ? "h100" : "a100") != std::string::npos)
+      if (generation && s.gpu_form_factor == "sxm" && s.platform_power_w && s.id.find(generation) != std::string::npos)
         platform = &s;
     if (platform) {
       double boxes = std::ceil(N / platform->max_gpus);
       c.power_w += boxes * *platform->platform_power_w;
-      c.assumptions.push_back(fmt::format("{} server(s) add {} W each for CPUs, memory, NICs and fans ({})", boxes,
+      c.assumptions.push_back(fmt::format("{} {} {} W each for CPUs, memory, NICs and fans ({})", boxes, boxes > 1 ? "servers add" : "server adds",
                                           util::format_number(*platform->platform_power_w), platform->id));
       if (!platform->usd) c.assumptions.push_back("server chassis price unknown: not included in the purchase cost");
+    } else {
+      c.assumptions.push_back("host server power and price unknown for this GPU generation: not included");
     }
   } else if (w.gpus >= 2) {
     c.assumptions.push_back("host server power and price not included");
@@ -94,9 +98,9 @@ util::Json to_json(const CostEstimate& c) {
   util::Json j;
   j["fits"] = c.fits;
   j["time_s"] = c.job_hours ? util::Json(*c.job_hours * 3600) : util::Json(nullptr);
-  j["time_from"] = c.job_hours_from;
+  j["time_from"] = c.job_hours_from.empty() ? util::Json(nullptr) : util::Json(c.job_hours_from);
   j["gpu_price_usd"] = opt(c.gpu_price_usd);
-  j["price_kind"] = c.price_kind;
+  j["price_kind"] = c.price_kind.empty() ? util::Json(nullptr) : util::Json(c.price_kind);
   j["purchase_usd"] = opt(c.purchase_usd);
   j["power_w"] = c.power_w;
   j["energy_usd_per_hour"] = c.usd_per_hour_energy;

@@ -263,7 +263,12 @@ Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const cat
         x.zero = z;
         if (!check_layout(x).empty()) continue;
         if (z > 0 && x.dp() < 2) continue;  // ZeRO shards across data-parallel replicas
-        if (c == w.checkpointing) last = x;  // when nothing fits, keep the user's recomputation
+        if (c == w.checkpointing) {  // when nothing fits, keep the user's recomputation
+          last = x;
+          last.assumptions.push_back(fmt::format(
+              "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({}{})", x.gpus, gpu.id,
+              z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : ""));
+        }
         if (estimate_memory(x, eff, false).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
               "layout: {}{}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
@@ -290,9 +295,9 @@ Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::G
 
 util::Json to_json(const MemoryEstimate& m, bool detail) {
   util::Json j;
-  for (const auto& l : m.lines) j[l.id + "_bytes"] = l.total_bytes;
-  j["total_bytes"] = m.total_bytes;
-  j["per_gpu_total_bytes"] = m.per_gpu_bytes;
+  for (const auto& l : m.lines) j[l.id + "_bytes"] = util::json_bytes(l.total_bytes);
+  j["total_bytes"] = util::json_bytes(m.total_bytes);
+  j["per_gpu_total_bytes"] = util::json_bytes(m.per_gpu_bytes);
   j["activations_known"] = m.activations_known;
   if (!detail) return j;
   util::Json arr = util::Json::array();
@@ -300,8 +305,8 @@ util::Json to_json(const MemoryEstimate& m, bool detail) {
     util::Json x;
     x["id"] = l.id;
     x["label"] = l.label;
-    x["bytes"] = l.total_bytes;
-    x["per_gpu_bytes"] = l.per_gpu_bytes;
+    x["bytes"] = util::json_bytes(l.total_bytes);
+    x["per_gpu_bytes"] = util::json_bytes(l.per_gpu_bytes);
     x["formula"] = l.formula;
     arr.push_back(x);
   }

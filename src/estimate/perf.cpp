@@ -148,7 +148,8 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   const double prefill_flops = 2 * P + attention_forward_flops(m, s);
   out.flops_per_token = prefill_flops;
   out.prefill_tokens_per_s = times(pmfu, sc).scaled(N * out.peak_flops / prefill_flops);
-  out.time_to_first_token_s = s / out.prefill_tokens_per_s.typical;
+  // All b prompts are prefilled before the first generated token of the batch.
+  out.time_to_first_token_s = s * b / out.prefill_tokens_per_s.typical;
 
   // Decode reads every weight (the active experts for MoE: at batch b, up to b x k of E experts)
   // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large.

@@ -383,7 +383,7 @@ util::Json to_json(const Workload& w) {
   util::Json j;
   j["model"] = w.model.id;
   j["model_name"] = w.model.name;
-  j["params"] = w.model.params;
+  j["params"] = util::json_number(w.model.params);
   j["task"] = name(w.task);
   j["precision"] = w.precision;
   j["bits_per_weight"] = w.format().bits;
@@ -404,7 +404,7 @@ util::Json to_json(const Workload& w) {
     j["lora_targets"] = w.lora_targets;
   }
   if (!is_training(w.task)) j["kv_precision"] = w.kv_precision;
-  if (w.tokens > 0) j["tokens"] = w.tokens;
+  if (w.tokens > 0) j["tokens"] = util::json_number(w.tokens);
   return j;
 }
 

@@ -229,6 +229,11 @@ class CardChecks {
       add("memory-size", Verdict::pass, fmt::format("{} MiB, as expected for {} ({})", fmt_num(*mib), g.id, util::format_bytes(g.memory_bytes)));
   }
 
+  // A count for a message: the number, "n/a" ([N/A] in the capture) or "not captured".
+  std::string count(std::string_view f, const std::optional<double>& v) const {
+    return v ? fmt_num(*v) : row_.captured(f) ? "n/a" : "not captured";
+  }
+
   void ecc() {
     const catalog::Gpu* g = card_.gpu;
     if (row_.captured("ecc.mode.current")) {
@@ -239,14 +244,15 @@ class CardChecks {
         add("ecc-mode", Verdict::warn,
             "ECC is disabled: memory errors go undetected; enable it with 'sudo nvidia-smi -e 1' and reboot");
       else if (g && g->ecc) add("ecc-mode", Verdict::warn, "the ECC mode is not reported, but this card has ECC");
-      else add("ecc-mode", Verdict::pass, "no ECC on this card: memory errors cannot be counted");
+      else add("ecc-mode", Verdict::pass, "ECC is not available on this card: memory errors cannot be counted");
     }
     auto uv = row_.num("ecc.errors.uncorrected.volatile.total");
     auto ua = row_.num("ecc.errors.uncorrected.aggregate.total");
     if (uv || ua) {
       double worst = std::max(uv.value_or(0), ua.value_or(0));
       std::string counts = fmt::format("{} volatile (since the driver loaded), {} aggregate (lifetime)",
-                                       uv ? fmt_num(*uv) : "n/a", ua ? fmt_num(*ua) : "n/a");
+                                       count("ecc.errors.uncorrected.volatile.total", uv),
+                                       count("ecc.errors.uncorrected.aggregate.total", ua));
       if (worst > 0)
         add("ecc-uncorrected", Verdict::fail,
             "uncorrected ECC errors: " + counts + ": the memory has lost data; do not accept the card without a memory test");
@@ -257,10 +263,11 @@ class CardChecks {
     auto ca = row_.num("ecc.errors.corrected.aggregate.total");
     if (cv || ca) {
       double worst = std::max(cv.value_or(0), ca.value_or(0));
-      std::string counts = fmt::format("{} volatile, {} aggregate", cv ? fmt_num(*cv) : "n/a", ca ? fmt_num(*ca) : "n/a");
+      std::string counts = fmt::format("{} volatile, {} aggregate", count("ecc.errors.corrected.volatile.total", cv),
+                                       count("ecc.errors.corrected.aggregate.total", ca));
       if (worst > 0)
         add("ecc-corrected", Verdict::warn,
-            "corrected ECC errors: " + counts + ": corrected, but watch the count and the remapped rows for growth");
+            "corrected ECC errors: " + counts + ": corrected, but watch the count and the retired pages or remapped rows for growth");
       else
         add("ecc-corrected", Verdict::pass, "no corrected ECC errors: " + counts);
     }
@@ -273,7 +280,8 @@ class CardChecks {
     if (!sbe && !dbe && !pending) return;  // Ampere and newer remap rows instead
     double n = sbe.value_or(0) + dbe.value_or(0);
     std::string counts = fmt::format("{} retired ({} after repeated single-bit errors, {} after double-bit errors)",
-                                     fmt_num(n), sbe ? fmt_num(*sbe) : "n/a", dbe ? fmt_num(*dbe) : "n/a");
+                                     fmt_num(n), count("retired_pages.single_bit_ecc.count", sbe),
+                                     count("retired_pages.double_bit.count", dbe));
     if (pending && *pending)
       add("retired-pages", Verdict::fail,
           "pages are pending retirement: the memory has had ECC errors; reboot to retire them, then test the memory; " + counts);
@@ -290,7 +298,7 @@ class CardChecks {
     auto failure = row_.flag("remapped_rows.failure");
     if (!corr && !unc && !pending && !failure) return;  // before Ampere: retired pages instead
     std::string counts = fmt::format("rows remapped: {} after uncorrectable errors, {} after correctable errors",
-                                     unc ? fmt_num(*unc) : "n/a", corr ? fmt_num(*corr) : "n/a");
+                                     count("remapped_rows.uncorrectable", unc), count("remapped_rows.correctable", corr));
     if (failure && *failure)
       add("remapped-rows", Verdict::fail,
           "row remapping failed: the memory could not be repaired; take the card out of service; " + counts);
@@ -307,7 +315,7 @@ class CardChecks {
     auto t = row_.num("temperature.gpu");
     if (!t) return;
     auto margin = row_.num("temperature.gpu.tlimit");
-    std::string when = idle ? " at idle (re-check under load)" : "";
+    std::string when = idle ? "; measured at idle, re-check under load" : "";
     if (margin) {
       double slowdown = *t + *margin;
       if (*margin <= 0)
@@ -330,7 +338,7 @@ class CardChecks {
                       fmt_num(*t), fmt_num(kHotC)));
     else
       add("temperature", Verdict::pass,
-          fmt::format("{} C{} (the slowdown threshold is not in the capture)", fmt_num(*t), when));
+          fmt::format("{} C; the slowdown threshold is not in the capture{}", fmt_num(*t), when));
   }
 
   void throttle() {
@@ -496,8 +504,9 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const catalog::Catal
 
   auto ps = row.pstate("pstate");
   auto util_pct = row.num("utilization.gpu");
-  bool idle = (ps && *ps >= 8) || (!ps && util_pct && *util_pct < 5);
-  std::string idle_why = ps ? fmt::format("P{}", *ps) : util_pct ? fmt::format("{}% busy", fmt_num(*util_pct)) : "";
+  // Idle: nothing running (datacenter GPUs stay in P0 when idle) or a low-power state.
+  bool idle = (util_pct && *util_pct < 5) || (ps && *ps >= 8);
+  std::string idle_why = util_pct && *util_pct < 5 ? fmt::format("{}% busy", fmt_num(*util_pct)) : ps ? fmt::format("P{}", *ps) : "";
   c.temperature(idle);
   c.throttle();
   c.power(card.gpu);
@@ -628,7 +637,7 @@ Result<InspectReport> inspect(const SmiCapture& capture, const catalog::Catalog&
       "Run NVIDIA's diagnostics: 'dcgmi diag -r 3' (about 15 minutes; DCGM runs levels above 1 on datacenter GPUs only)",
       "Test the memory: 'dcgmi diag -r 4' adds DCGM's memtest on datacenter GPUs (DCGM 2.4 or newer); on other GPUs use "
       "a GPU memory tester such as memtest_vulkan",
-      "Check the kernel log for Xid errors after the tests: 'journalctl -k | gpuadvisor diagnose --log -'",
+      "Then scan the kernel log for Xid errors: 'journalctl -k | gpuadvisor diagnose --log -'",
   };
   rep.maintenance = {
       {"monthly",

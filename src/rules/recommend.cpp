@@ -59,7 +59,7 @@ double distance(const Candidate& c, const Request& req) {
     if (o.passed || o.rule->kind != Kind::constraint) continue;
     d += o.rule->id == "price-known" ? 50 : 10;
     if (o.rule->id == "memory-fit") d += std::max(0.0, 0.10 - c.fit.headroom_bytes / c.fit.capacity_bytes);
-    if (o.rule->id == "budget" && c.price_usd && req.budget_usd) d += *c.price_usd / *req.budget_usd - 1;
+    if (o.rule->id == "budget" && c.price_usd && req.budget_usd) d += std::min(5.0, std::log2(*c.price_usd / *req.budget_usd));
   }
   return d;
 }
@@ -117,8 +117,14 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
     parts.push_back("overheads " + util::format_bytes(other));
     m.set("memory_parts", util::join(parts, " + "));
   }
+  double need_share = 0.10;
+  if (const auto* mf = data.rules.find("memory-fit"); mf && std::holds_alternative<double>(mf->threshold))
+    need_share = std::get<double>(mf->threshold);
+  c.fit.usable_bytes = gpu.memory_bytes * (1 - need_share);
+  c.fit.fits = headroom >= need_share;
   m.set("memory_verdict", std::string(headroom < 0 ? fmt::format("short by {}", util::format_bytes(-c.fit.headroom_bytes))
-                                                   : fmt::format("only {:.0f}% left, below the 10% headroom", headroom * 100)));
+                                                   : fmt::format("only {:.0f}% left, below the {:.0f}% headroom", headroom * 100,
+                                                                 need_share * 100)));
   m.set("total_price_usd", c.price_usd ? Value(*c.price_usd) : Value(), c.price_usd ? util::format_money(*c.price_usd) : "unknown");
   m.set("total_price", c.price_usd ? Value(*c.price_usd) : Value(), c.price_usd ? util::format_money(*c.price_usd) : "unknown");
   m.set("unit_price", unit ? Value(*unit) : Value(), unit ? util::format_money(*unit) : "unknown");

@@ -85,7 +85,7 @@ const Value& Metrics::get(const std::string& key) const {
 
 std::span<const MetricInfo> known_metrics() { return kMetrics; }
 
-std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc) {
+std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) {
   util::Fields top(doc, doc.root(), "", "");
   const auto& arr = top.raw("rules");
   if (!arr.is_array()) top.fail("rules", "expected an array of rules, got " + util::json_snippet(arr));
@@ -96,7 +96,22 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc) {
     const std::string ptr = "/rules/" + std::to_string(i);
     std::string label;
     if (arr[i].is_object() && arr[i].contains("id") && arr[i]["id"].is_string()) label = "rule '" + arr[i]["id"].get<std::string>() + "'";
-    util::Fields f(doc, arr[i], ptr, label);
+    // A partial record overrides the fields it names of the base rule with the same id.
+    util::Json record = arr[i];
+    if (base && record.is_object() && record.contains("id") && record["id"].is_string())
+      if (const Rule* b = base->find(record["id"].get<std::string>()); b && b->raw.is_object()) {
+        util::Json merged = b->raw;
+        for (auto& [k, v] : record.items()) merged[k] = v;
+        if (record.contains("threshold_from") && !record.contains("threshold")) merged.erase("threshold");
+        if (record.contains("threshold") && !record.contains("threshold_from")) merged.erase("threshold_from");
+        record = std::move(merged);
+      }
+    util::Fields f(doc, record, ptr, label);
+    static const std::vector<std::string> fields = {"id", "kind", "scope", "metric", "op", "threshold", "threshold_from", "when",
+                                                    "weight", "severity", "message", "fix", "rationale", "sources", "as_of", "notes"};
+    if (record.is_object())
+      for (auto& [k, v] : record.items())
+        if (std::find(fields.begin(), fields.end(), k) == fields.end()) f.fail(k, "unknown field" + util::did_you_mean(k, fields));
     Rule r;
     r.id = f.str("id");
     for (char c : r.id)
@@ -126,6 +141,7 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc) {
     r.sources = catalog::read_sources(f);
     r.as_of = f.opt_str("as_of").value_or("");
     r.origin = doc.where(ptr);
+    r.raw = record;
     out.push_back(std::move(r));
   }
   return out;
@@ -149,7 +165,7 @@ RuleSet RuleSet::load(const std::vector<std::string>& user_files) {
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());
-    s.merge(parse(*d));
+    s.merge(parse(*d, &s));
   }
   return s;
 }

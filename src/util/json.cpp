@@ -210,6 +210,13 @@ std::string JsonDoc::where(const std::string& pointer) const {
   return l ? fmt::format("{}:{}", origin_, l) : origin_;
 }
 
+Json json_number(double v) {
+  if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 9007199254740992.0) return static_cast<std::int64_t>(v);
+  return v;
+}
+
+Json json_bytes(double v) { return std::isfinite(v) ? json_number(std::round(v)) : Json(nullptr); }
+
 std::string json_snippet(const Json& v) {
   std::string s = v.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   if (s.size() > 40) s = s.substr(0, 37) + "...";

@@ -112,6 +112,17 @@ TEST_CASE("recommend: a user rules file changes the outcome as documented", "[re
   };
   CHECK_FALSE(accepted_fp16(strict));
   CHECK(accepted_fp16(loose));
+  SECTION("a policy file may give only the fields it changes") {
+    const std::string partial = "/tmp/gpuadvisor-test-policy.json";
+    std::ofstream(partial) << R"({"rules": [{"id": "memory-fit", "threshold": 0.0}]})";
+    auto rs = rules::RuleSet::load({partial});
+    const auto* r = rs.find("memory-fit");
+    REQUIRE(r);
+    CHECK(std::get<double>(r->threshold) == 0.0);
+    CHECK(r->metric == "memory_headroom_fraction");
+    CHECK_FALSE(r->rationale.empty());
+    CHECK(accepted_fp16(run("10B", "", 3000, {partial})));
+  }
 }
 
 TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
@@ -167,5 +178,5 @@ TEST_CASE("cli: recommend JSON and exit codes", "[cli][recommend]") {
   CHECK(test::run_cli({"recommend", "--model", "10B", "--budget", "three grand"}).err ==
         "gpuadvisor: error: --budget: expected an amount in USD like 3000, $3,000, 3k or 1.2M, got \"three grand\"\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--scenario", "edgy"}).err ==
-        "gpuadvisor: error: --scenario: expected one of personal, workstation, datacenter, edge, cloud, got \"edgy\", did you mean 'edge'?\n");
+        "gpuadvisor: error: --scenario: expected one of personal, workstation, datacenter, edge, got \"edgy\", did you mean 'edge'?\n");
 }

@@ -75,10 +75,15 @@ struct ArchCompat {
   /// Per compute capability overrides of FrameworkSupport::first; null means "not checked".
   std::array<std::map<std::string, std::optional<std::string>>, 3> framework_first_by_cc;
   ArchFeatures features;
+  /// Per compute capability feature overrides ({"8.6": {"mig": false}}: GA10x has no MIG).
+  std::map<std::string, std::map<std::string, bool>> features_by_cc;
   std::string notes;
   std::vector<Source> sources;
   std::string as_of;
   std::string origin;  ///< "file:line"
+
+  /// Features at `cc` ("" = the architecture's), with the per-CC overrides applied.
+  ArchFeatures features_for(const std::string& cc) const;
 
   /// First CUDA toolkit with native code for `cc` ("" = the architecture's first); nullopt when unknown.
   std::optional<std::string> first_cuda_for(const std::string& cc) const;

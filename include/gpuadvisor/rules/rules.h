@@ -41,6 +41,7 @@ struct Rule {
   std::vector<catalog::Source> sources;
   std::string as_of;
   std::string origin;  ///< file:line
+  util::Json raw;      ///< the record as written (policy files overlay it)
 };
 
 /// What the engine computes for a candidate, by metric name, with a display form for messages.
@@ -69,8 +70,10 @@ class RuleSet {
  public:
   /// The embedded data/rules.json plus user files (rules replaced by id, thresholds included).
   static RuleSet load(const std::vector<std::string>& user_files);
-  /// Parses one rules document; throws Error naming file, line and field.
-  static std::vector<Rule> parse(const util::JsonDoc& doc);
+  /// Parses one rules document; throws Error naming file, line and field. With `base`, a record
+  /// whose id is already there may give only the fields it changes (a policy file:
+  /// {"id": "quote-over-street", "threshold": 0.1}); the others are the base rule's.
+  static std::vector<Rule> parse(const util::JsonDoc& doc, const RuleSet* base = nullptr);
   void merge(std::vector<Rule> rules);
   const std::vector<Rule>& rules() const { return rules_; }
   const Rule* find(const std::string& id) const;

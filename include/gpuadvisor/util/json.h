@@ -76,6 +76,11 @@ class Fields {
   std::string label_;
 };
 
+/// A number for JSON output: whole values (within 2^53) as integers, others as doubles.
+Json json_number(double v);
+/// A byte count for JSON output: rounded to a whole number of bytes.
+Json json_bytes(double v);
+
 /// A short rendering of a JSON value for error messages.
 std::string json_snippet(const Json& v);
 

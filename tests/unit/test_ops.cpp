@@ -1,0 +1,635 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_fixture.h"
+#include "gpuadvisor/catalog/ops.h"
+#include "gpuadvisor/rules/inspect.h"
+#include "gpuadvisor/rules/xid_log.h"
+
+using namespace gpuadvisor;
+using catalog::Answer;
+using catalog::CompatTable;
+using catalog::parse_version;
+using rules::Verdict;
+
+namespace {
+
+catalog::Version V(const char* s) { return *parse_version(s); }
+
+catalog::CompatReport ask(const std::string& gpu_query, std::optional<std::string> cuda = {},
+                          std::optional<std::string> driver = {}, std::optional<catalog::Framework> fw = {},
+                          std::optional<std::string> version = {}) {
+  static const auto cat = catalog::Catalog::load({});
+  const auto& g = **cat.resolve(gpu_query);
+  catalog::CompatQuery q;
+  q.gpu_id = g.id;
+  q.gpu_name = g.name;
+  q.vendor = g.vendor;
+  q.arch = g.architecture;
+  q.cc = g.compute_capability.value_or("");
+  if (cuda) q.cuda = V(cuda->c_str());
+  if (driver) q.driver = V(driver->c_str());
+  q.framework = fw;
+  if (version) q.framework_version = V(version->c_str());
+  auto r = catalog::evaluate_compat(CompatTable::embedded(), q);
+  REQUIRE(r);
+  return *r;
+}
+
+const catalog::CompatCheck& check(const catalog::CompatReport& r, const std::string& id) {
+  auto it = std::find_if(r.checks.begin(), r.checks.end(), [&](const catalog::CompatCheck& c) { return c.id == id; });
+  REQUIRE(it != r.checks.end());
+  return *it;
+}
+
+std::string read(const std::string& rel) {
+  std::ifstream in(test::source_path(rel), std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+rules::SmiCapture capture(const std::string& fixture) {
+  auto c = rules::parse_smi_csv(read("tests/fixtures/inspect/" + fixture), fixture);
+  INFO((c ? std::string() : c.error()));
+  REQUIRE(c);
+  return *c;
+}
+
+rules::InspectReport inspect_fixture(const std::string& fixture) {
+  static const auto cat = catalog::Catalog::load({});
+  auto r = rules::inspect(capture(fixture), cat, CompatTable::embedded());
+  REQUIRE(r);
+  return *r;
+}
+
+Verdict verdict_of(const rules::CardReport& c, const std::string& check_id) {
+  auto it = std::find_if(c.items.begin(), c.items.end(), [&](const rules::InspectItem& i) { return i.check == check_id; });
+  INFO(check_id);
+  REQUIRE(it != c.items.end());
+  return it->verdict;
+}
+
+bool has_item(const rules::CardReport& c, const std::string& check_id) {
+  return std::any_of(c.items.begin(), c.items.end(), [&](const rules::InspectItem& i) { return i.check == check_id; });
+}
+
+std::string parse_error(const std::string& fixture) {
+  auto c = rules::parse_smi_csv(read("tests/fixtures/inspect/" + fixture), fixture);
+  REQUIRE_FALSE(c);
+  return c.error();
+}
+
+// Shell builtins only: PATH holds nothing but the fake nvidia-smi.
+std::string print_file(const std::string& rel) {
+  return "while IFS= read -r l; do printf '%s\\n' \"$l\"; done < '" + test::source_path(rel) + "'\n";
+}
+
+// Runs a command with PATH pointing at a folder holding a fake nvidia-smi script.
+struct FakeSmi {
+  std::filesystem::path dir;
+  std::string old_path;
+  explicit FakeSmi(const std::string& script) {
+    char tmpl[] = "/tmp/gpuadvisor-smi-XXXXXX";
+    REQUIRE(mkdtemp(tmpl));
+    dir = tmpl;
+    if (!script.empty()) {
+      std::ofstream(dir / "nvidia-smi") << "#!/bin/sh\n" << script;
+      std::filesystem::permissions(dir / "nvidia-smi", std::filesystem::perms::owner_all);
+    }
+    old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+    setenv("PATH", dir.c_str(), 1);
+  }
+  ~FakeSmi() {
+    setenv("PATH", old_path.c_str(), 1);
+    std::filesystem::remove_all(dir);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ops::version", "[compat]") {
+  SECTION("parses dotted versions and ignores local suffixes") {
+    CHECK(V("12.4").parts == std::vector<long>{12, 4});
+    CHECK(V("525.60.13").parts == std::vector<long>{525, 60, 13});
+    CHECK(V("2.0.1+cu118").text == "2.0.1");
+    CHECK(V("v0.4.12").text == "0.4.12");
+    CHECK(V("12.4.1").prefix(2) == "12.4");
+    CHECK(V("12").prefix(2) == "12.0");
+  }
+  SECTION("compares numerically, missing parts as 0") {
+    CHECK(V("12.4") > V("11.8"));
+    CHECK(V("11.10") > V("11.8"));
+    CHECK(V("525.60") < V("525.60.13"));
+    CHECK(V("12") == V("12.0"));
+    CHECK(V("535.104.05") > V("535.54.03"));
+    CHECK((catalog::compare_versions("450.80.02", "450.36.06") > 0));
+  }
+  SECTION("rejects what is not a version, quoting it") {
+    for (const char* bad : {"", "abc", "12.", ".4", "12..4", "1.2.3.4.5.6.7", "12.x"}) {
+      auto r = parse_version(bad);
+      INFO(bad);
+      CHECK_FALSE(r);
+    }
+    CHECK(parse_version("abc").error() == "expected a version like 12.4 or 535.104.05, got \"abc\"");
+  }
+}
+
+TEST_CASE("ops::compat tables", "[compat]") {
+  const auto& t = CompatTable::embedded();
+  SECTION("every architecture of the errata, with its first toolkit") {
+    CHECK(t.arch("volta")->first_cuda == "9.0");
+    CHECK(t.arch("turing")->first_cuda == "10.0");
+    CHECK(t.arch("ampere")->first_cuda_for("8.0") == "11.0");
+    CHECK(t.arch("ampere")->first_cuda_for("8.6") == "11.1");
+    CHECK_FALSE(t.arch("ampere")->first_cuda_for("8.7"));  // not checked
+    CHECK(t.arch("ada")->first_cuda == "11.8");
+    CHECK(t.arch("hopper")->first_cuda == "11.8");
+    CHECK(t.arch("blackwell")->first_cuda == "12.8");
+    CHECK(t.arch("volta")->last_cuda == "12.9");
+  }
+  SECTION("framework releases follow the errata, not the article") {
+    using catalog::Framework;
+    CHECK(t.arch("ampere")->framework_for(Framework::pytorch, "8.0").first == "1.7");
+    CHECK(t.arch("ampere")->framework_for(Framework::pytorch, "8.6").first == "1.8");
+    CHECK(t.arch("ampere")->framework_for(Framework::tensorflow, "8.0").first == "2.4");
+    CHECK(t.arch("hopper")->framework_for(Framework::pytorch, "9.0").first == "2.0");  // not 2.1
+    CHECK(t.arch("hopper")->framework_for(Framework::jax, "9.0").first == "0.4.12");   // not 0.4.1
+    CHECK(t.arch("ada")->framework_for(Framework::tensorflow, "8.9").first == "2.12");  // not 2.11
+    CHECK_FALSE(t.arch("ada")->framework_for(Framework::pytorch, "8.9").first);         // no sm_89 wheels
+    CHECK(t.arch("ada")->framework_for(Framework::pytorch, "8.9").runs_from == "1.8");
+  }
+  SECTION("drivers per toolkit (CUDA release notes, Table 3) and minor version compatibility (Table 2)") {
+    const auto* c118 = t.cuda(V("11.8"));
+    REQUIRE(c118);
+    CHECK(c118->min_driver_linux == "520.61.05");
+    CHECK(c118->minor_compat_linux == "450.80.02");
+    CHECK(t.cuda(V("12.0"))->min_driver_linux == "525.60.13");
+    CHECK(t.cuda(V("12.4.1"))->cuda == "12.4");
+    CHECK(t.cuda(V("12.7")) == nullptr);
+    CHECK(t.newest_cuda_for_driver(V("535.104.05"), false)->cuda == "12.2");
+    CHECK(t.newest_cuda_for_driver(V("525.60.13"), false)->cuda == "12.0");
+    CHECK(t.newest_cuda_for_driver(V("525.60"), false)->cuda == "11.8");
+    CHECK(t.newest_cuda_for_driver(V("400"), false) == nullptr);
+  }
+  SECTION("framework release series") {
+    using catalog::Framework;
+    CHECK(t.release(Framework::pytorch, V("2.0.1"))->version == "2.0");
+    CHECK(t.release(Framework::pytorch, V("2.0.1"))->cuda == std::vector<std::string>{"11.7", "11.8"});
+    CHECK(t.release(Framework::tensorflow, V("2.12"))->cuda == std::vector<std::string>{"11.8"});
+    CHECK(t.release(Framework::pytorch, V("1.1")) == nullptr);
+  }
+}
+
+TEST_CASE("ops::compat", "[compat]") {
+  using catalog::Framework;
+  SECTION("H100 with PyTorch 1.12: no, and the first release that works is 2.0 (its CUDA 11.8 build)") {
+    auto r = ask("h100-sxm", {}, {}, Framework::pytorch, "1.12");
+    CHECK(r.answer == Answer::no);
+    const auto& c = check(r, "framework");
+    CHECK(c.detail ==
+          "PyTorch 1.12 has no prebuilt Hopper (sm_90) support: the first release with it is 2.0; 1.12 builds use CUDA "
+          "10.2, 11.3 and 11.6, and sm_90 code needs CUDA 11.8 or newer");
+    CHECK(c.needed == "PyTorch 2.0 or newer (its CUDA 11.8 build)");
+  }
+  SECTION("H100 with PyTorch 2.0: yes, in the CUDA 11.8 build only") {
+    auto r = ask("h100-sxm", {}, {}, Framework::pytorch, "2.0.1");
+    CHECK(r.answer == Answer::yes);
+    CHECK(check(r, "framework").detail ==
+          "PyTorch 2.0.1 has prebuilt Hopper (sm_90) support in its CUDA 11.8 build (its CUDA 11.7 build has no sm_90 code)");
+  }
+  SECTION("Ada runs PyTorch's sm_86 code from 1.8; TensorFlow needs 2.12") {
+    CHECK(ask("rtx-4090", {}, {}, Framework::pytorch, "1.7").answer == Answer::no);
+    CHECK(ask("rtx-4090", {}, {}, Framework::pytorch, "1.13").answer == Answer::yes);
+    auto tf = ask("rtx-4090", {}, {}, Framework::tensorflow, "2.11");
+    CHECK(tf.answer == Answer::no);
+    CHECK(check(tf, "framework").needed == "TensorFlow 2.12 or newer (its CUDA 11.8 build)");
+  }
+  SECTION("the CUDA toolkit: native code, binary-compatible code, dropped architectures") {
+    CHECK(check(ask("h100-sxm", "11.7"), "cuda").answer == Answer::no);
+    CHECK(check(ask("h100-sxm", "12.4"), "cuda").detail == "CUDA 12.4 builds native sm_90 code (first toolkit: 11.8)");
+    auto ada = check(ask("rtx-4090", "11.7"), "cuda");
+    CHECK(ada.answer == Answer::limited);
+    CHECK(ada.detail ==
+          "CUDA 11.7 cannot build native sm_89 code (the first toolkit that can is 11.8), but the sm_86 code it builds runs "
+          "on sm_89 (binary compatibility within compute capability 8.x)");
+    auto volta = check(ask("v100-sxm2-32gb", "13.0"), "cuda");
+    CHECK(volta.answer == Answer::no);
+    CHECK(volta.needed == "CUDA 12.9 or older");
+    CHECK(check(ask("jetson-agx-orin-64gb", "11.4"), "cuda").answer == Answer::unknown);
+  }
+  SECTION("the driver: Table 3, minor version compatibility, and never older than the architecture's first toolkit") {
+    auto full = check(ask("h100-sxm", "12.2", "535.104.05"), "driver");
+    CHECK(full.answer == Answer::yes);
+    auto minor = check(ask("h100-sxm", "12.4", "525.60.13"), "driver");
+    CHECK(minor.answer == Answer::limited);
+    CHECK(minor.needed == "driver 550.54.14 or newer for full CUDA 12.4 support");
+    auto old = check(ask("rtx-4090", "11.7", "515.65.01"), "driver");
+    CHECK(old.answer == Answer::no);
+    CHECK(old.subject == "driver 515.65.01 for CUDA 11.8 (sm_89 code)");
+    CHECK(old.needed == "driver 520.61.05 or newer");
+    CHECK(check(ask("h100-sxm", {}, "525.60"), "driver").answer == Answer::yes);  // CUDA 11.8 needs 520.61.05
+  }
+  SECTION("another vendor's GPU: CUDA does not run on it") {
+    auto r = ask("mi300x", "12.4");
+    CHECK(r.answer == Answer::no);
+    CHECK(r.arch == nullptr);
+    CHECK(check(r, "cuda").needed == "an NVIDIA GPU");
+  }
+  SECTION("what users type is checked against the tables") {
+    const auto& t = CompatTable::embedded();
+    CHECK(catalog::parse_cuda_release(t, "12.7").error() == "CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8");
+    CHECK(catalog::parse_cuda_release(t, "9.2"));   // older than the table: answered from the architecture data
+    CHECK(catalog::parse_cuda_release(t, "13.1"));  // newer than the table
+    CHECK(catalog::parse_cuda_release(t, "twelve").error() == "expected a CUDA version like 12.4, got \"twelve\"");
+    CHECK(catalog::parse_framework_release(t, Framework::pytorch, "1.14").error() ==
+          "PyTorch 1.14 is not a release in the table; the nearest are 1.13 and 2.0");
+    CHECK(catalog::parse_framework_release(t, Framework::pytorch, "2.7"));
+    CHECK(catalog::resolve_arch(t, "hoper").error() ==
+          "unknown architecture \"hoper\", did you mean 'hopper'? (expected volta, turing, ampere, ada, hopper, blackwell, or a "
+          "compute capability like 8.6)");
+    auto sm86 = catalog::resolve_arch(t, "sm_86");
+    REQUIRE(sm86);
+    CHECK(sm86->arch->id == "ampere");
+    CHECK(sm86->cc == "8.6");
+    CHECK(catalog::resolve_arch(t, "Ada Lovelace")->arch->id == "ada");
+  }
+}
+
+TEST_CASE("ops::compat command", "[compat]") {
+  SECTION("says no with exit 1 and names the first release that works") {
+    auto r = test::run_cli({"compat", "--gpu", "h100-sxm", "--framework", "pytorch", "--version", "1.12"});
+    CHECK(r.code == 1);
+    CHECK(r.out.find("Answer: no. Needed: PyTorch 2.0 or newer (its CUDA 11.8 build).") != std::string::npos);
+  }
+  SECTION("a summary alone exits 0") {
+    auto r = test::run_cli({"compat", "--arch", "hopper", "--format", "json"});
+    CHECK(r.code == 0);
+    auto j = util::Json::parse(r.out);
+    CHECK(j["command"] == "compat");
+    CHECK(j["cuda"]["first"] == "11.8");
+    CHECK(j["frameworks"]["pytorch"]["first"] == "2.0");
+    CHECK(j["answer"] == "yes");
+  }
+  SECTION("usage errors exit 2 with one line and a suggestion") {
+    auto r = test::run_cli({"compat", "--gpu", "h100-sxm", "--framework", "pytroch"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "gpuadvisor: error: --framework: expected one of pytorch, tensorflow, jax, got \"pytroch\", did you mean 'pytorch'?\n");
+    r = test::run_cli({"compat", "--gpu", "h100-sxm", "--cuda", "12.7"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "gpuadvisor: error: --cuda: CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8\n");
+    r = test::run_cli({"compat", "--gpu", "rtx-4909"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("did you mean 'rtx-4090'?") != std::string::npos);
+    r = test::run_cli({"compat", "--gpu", "h100-sxm", "--version", "2.0"});
+    CHECK(r.err == "gpuadvisor: error: --version: needs --framework (pytorch, tensorflow or jax)\n");
+    r = test::run_cli({"compat"});
+    CHECK(r.code == 2);
+    r = test::run_cli({"compat", "--gpu", "h100", "--arch", "hopper"});
+    CHECK(r.err == "gpuadvisor: error: --gpu and --arch: give one of them, not both\n");
+  }
+}
+
+TEST_CASE("ops::xid", "[diagnose]") {
+  const auto& t = catalog::XidTable::embedded();
+  SECTION("Xid 43 is NVIDIA's 'GPU stopped processing', an application fault, not a VRAM failure") {
+    const auto* x = t.find(43);
+    REQUIRE(x);
+    CHECK(x->name == "GPU stopped processing");
+    CHECK(x->category == "application");
+    CHECK(x->meaning.find("VRAM") == std::string::npos);
+    CHECK(x->meaning.find("memory") == std::string::npos);
+  }
+  SECTION("Xid 13 is a Graphics Engine Exception from the application, not power") {
+    const auto* x = t.find(13);
+    REQUIRE(x);
+    CHECK(x->name == "Graphics Engine Exception");
+    CHECK(x->category == "application");
+    CHECK(x->meaning.find("power") == std::string::npos);
+  }
+  SECTION("memory faults, the missing power cable, and the bus") {
+    for (int code : {48, 63, 64, 92, 94, 95}) {
+      INFO(code);
+      REQUIRE(t.find(code));
+      CHECK(t.find(code)->category == "memory");
+    }
+    CHECK(t.find(54)->name == "Auxiliary power is not connected to the GPU board");
+    CHECK(t.find(79)->name == "GPU has fallen off the bus");
+    CHECK(t.find(79)->severity == catalog::XidSeverity::critical);
+  }
+  SECTION("every record has a source") {
+    for (const auto& x : t.all()) {
+      INFO(x.code);
+      CHECK_FALSE(x.sources.empty());
+    }
+  }
+}
+
+TEST_CASE("ops::errors", "[diagnose]") {
+  const auto& t = catalog::ErrorTable::embedded();
+  auto first = [&](const char* text) {
+    auto m = t.match(text);
+    return m.empty() ? std::string() : m.front()->id;
+  };
+  CHECK(first("CUDNN_STATUS_NOT_INITIALIZED") == "cudnn-status-not-initialized");
+  CHECK(first("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED") == "cudnn-status-not-initialized");
+  CHECK(first("RuntimeError: CUDA error: out of memory") == "cuda-out-of-memory");
+  CHECK(first("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB") == "cuda-out-of-memory");
+  CHECK(first("RuntimeError: CUDA error: no kernel image is available for execution on the device") == "cuda-no-kernel-image");
+  CHECK(first("CUDA driver version is insufficient for CUDA runtime version") == "cuda-driver-insufficient");
+  CHECK(first("cuda-out-of-memory") == "cuda-out-of-memory");
+  CHECK(t.match("NOT_INITIALIZED").size() == 2);  // cuDNN and cuBLAS
+  CHECK(t.match("something else entirely").empty());
+  for (const auto& e : t.all()) {
+    INFO(e.id);
+    CHECK_FALSE(e.sources.empty());
+  }
+}
+
+TEST_CASE("ops::xid log scan", "[diagnose]") {
+  const auto& table = catalog::XidTable::embedded();
+  SECTION("dmesg: grouped by GPU and code, critical first") {
+    auto s = rules::scan_xid_log(read("tests/fixtures/logs/dmesg-xid.log"), "dmesg-xid.log", table);
+    REQUIRE(s);
+    CHECK(s->lines == 20);
+    CHECK(s->events.size() == 6);
+    CHECK(s->critical == 1);
+    CHECK(s->gpus == std::vector<std::string>{"0000:18:00", "0000:3b:00"});
+    REQUIRE(s->groups.size() == 4);
+    CHECK(s->groups[0].code == 79);
+    CHECK(s->groups[0].pci == "0000:3b:00");
+    CHECK(s->groups[0].first_time == "8123.456810");
+    CHECK(s->groups[1].code == 13);
+    CHECK(s->groups[1].count == 2);
+    CHECK(s->groups[3].code == 43);
+  }
+  SECTION("journalctl: timestamps and the recovery-action companion") {
+    auto s = rules::scan_xid_log(read("tests/fixtures/logs/journal-xid.log"), "journal-xid.log", table);
+    REQUIRE(s);
+    CHECK(s->groups[0].code == 48);
+    CHECK(s->groups[0].count == 2);
+    CHECK(s->groups[0].first_time == "Mar 05 03:14:07");
+    CHECK(s->groups[0].last_time == "Mar 05 03:20:51");
+    CHECK(s->critical == 2);
+  }
+  SECTION("older drivers print the address without 'PCI:'; unknown codes rank after errors") {
+    auto s = rules::scan_xid_log(read("tests/fixtures/logs/syslog-old-format.log"), "old.log", table);
+    REQUIRE(s);
+    REQUIRE(s->groups.size() == 2);
+    CHECK(s->groups[0].code == 122);
+    CHECK(s->groups[0].info == nullptr);
+    CHECK(s->groups[0].pci == "0000:01:00");
+    CHECK(s->groups[1].first_time == "2024-01-12T22:41:03.518220+00:00");
+  }
+  SECTION("bad input names the line") {
+    auto s = rules::scan_xid_log(read("tests/fixtures/logs/malformed-xid.log"), "malformed-xid.log", table);
+    REQUIRE_FALSE(s);
+    CHECK(s.error() ==
+          "malformed-xid.log:2: malformed Xid line: no Xid number after the address; expected 'NVRM: Xid "
+          "(PCI:0000:3b:00): 79, ...', got \"NVRM: Xid (PCI:0000:18:00): pid=24561, name=python3, truncated\"");
+    auto b = rules::scan_xid_log(std::string("ok line\nbin\0ary\n", 16), "b.log", table);
+    REQUIRE_FALSE(b);
+    CHECK(b.error() == "b.log:2: binary data (a NUL byte), expected kernel log text (dmesg, journalctl -k or syslog)");
+    CHECK(rules::scan_xid_log("", "empty.log", table)->events.empty());
+  }
+}
+
+TEST_CASE("ops::diagnose command", "[diagnose]") {
+  SECTION("diagnose 43 gives NVIDIA's meaning") {
+    auto r = test::run_cli({"diagnose", "43"});
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("Xid 43: GPU stopped processing\n", 0) == 0);
+    CHECK(r.out.find("VRAM") == std::string::npos);
+    CHECK(test::run_cli({"diagnose", "xid", "48"}).out.rfind("Xid 48: Double Bit ECC Error\n", 0) == 0);
+    CHECK(test::run_cli({"diagnose", "Xid79"}).code == 0);
+  }
+  SECTION("error texts, and what is not known") {
+    CHECK(test::run_cli({"diagnose", "CUDNN_STATUS_NOT_INITIALIZED"}).out.rfind("cudnn-status-not-initialized (cudnn)\n", 0) == 0);
+    auto r = test::run_cli({"diagnose", "CUDNN_STATUS_NOT_INITIALISED"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("did you mean 'CUDNN_STATUS_NOT_INITIALIZED'?") != std::string::npos);
+    r = test::run_cli({"diagnose", "999"});
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind("gpuadvisor: error: Xid 999 is not in gpuadvisor's table (8, 13, ", 0) == 0);
+    CHECK(test::run_cli({"diagnose"}).code == 2);
+  }
+  SECTION("a log with a critical Xid exits 1; without, 0; unreadable, 2") {
+    CHECK(test::run_cli({"diagnose", "--log", test::source_path("tests/fixtures/logs/dmesg-xid.log")}).code == 1);
+    CHECK(test::run_cli({"diagnose", "--log", test::source_path("tests/fixtures/logs/syslog-no-xid.log")}).code == 0);
+    CHECK(test::run_cli({"diagnose", "--log", test::source_path("tests/fixtures/inspect/garbage.bin")}).code == 2);
+    auto r = test::run_cli({"diagnose", "--log", "/nonexistent/kern.log"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "gpuadvisor: error: --log: /nonexistent/kern.log: cannot open file\n");
+    CHECK(test::run_cli({"diagnose", "79", "--log", "x"}).code == 2);
+  }
+}
+
+TEST_CASE("rules::inspect parse", "[inspect]") {
+  SECTION("headers with units, renamed headers, [N/A] cells, CRLF") {
+    auto c = capture("h100-ecc.csv");
+    REQUIRE(c.rows.size() == 2);
+    CHECK(c.fields[6] == "memory.total");
+    CHECK(std::find(c.fields.begin(), c.fields.end(), "clocks_throttle_reasons.active") != c.fields.end());
+    CHECK(c.rows[1].values.at("ecc.errors.uncorrected.volatile.total") == "2");
+    CHECK(c.rows[1].values.at("remapped_rows.failure") == "No");
+    CHECK(c.rows[1].line == 3);
+  }
+  SECTION("the query asks nvidia-smi for every field the checks read") {
+    auto full = rules::smi_query_fields(0);
+    CHECK(full.size() == 33);
+    CHECK(std::find(full.begin(), full.end(), "temperature.gpu.tlimit") != full.end());
+    auto older = rules::smi_query_fields(2);
+    CHECK(std::find(older.begin(), older.end(), "temperature.gpu.tlimit") == older.end());
+    CHECK(std::find(older.begin(), older.end(), "remapped_rows.pending") == older.end());
+  }
+  SECTION("bad input: one line naming file:line and what") {
+    CHECK(parse_error("header-only.csv") ==
+          "header-only.csv:1: a header but no GPU rows (nvidia-smi saw no GPUs, or the capture was cut short)");
+    CHECK(parse_error("truncated-row.csv") ==
+          "truncated-row.csv:3: expected 33 values as in the header (line 1), got 12 (a truncated row?)");
+    CHECK(parse_error("empty.csv") ==
+          "empty.csv: empty input, expected the CSV output of nvidia-smi --query-gpu=... --format=csv");
+    CHECK(parse_error("garbage.bin").rfind("garbage.bin:1: binary data (byte 0x", 0) == 0);
+    CHECK(parse_error("no-header.csv") ==
+          "no-header.csv:1: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got \"0, NVIDIA "
+          "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; capture with --format=csv, not csv,noheader");
+    auto none = rules::parse_smi_csv("No devices were found\n", "smi");
+    CHECK(none.error() == "smi:1: nvidia-smi found no GPUs (\"No devices were found\")");
+    auto dup = rules::parse_smi_csv("name, name\nA, B\n", "dup");
+    CHECK(dup.error() == "dup:1: column 'name' appears twice in the header");
+  }
+  SECTION("a cell that cannot be read names line and field") {
+    static const auto cat = catalog::Catalog::load({});
+    auto r = rules::inspect(capture("bad-value.csv"), cat, CompatTable::embedded());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == "bad-value.csv:2: field 'temperature.gpu': expected a number, got \"hot\"");
+  }
+}
+
+TEST_CASE("rules::inspect checks", "[inspect]") {
+  SECTION("a healthy A100 pair passes everything") {
+    auto r = inspect_fixture("a100-healthy.csv");
+    CHECK(r.verdict == Verdict::pass);
+    CHECK(r.failures == 0);
+    CHECK(r.warnings == 0);
+    REQUIRE(r.cards.size() == 2);
+    REQUIRE(r.cards[0].gpu);
+    CHECK(r.cards[0].gpu->id == "a100-80gb-sxm");
+    CHECK_FALSE(has_item(r.cards[0], "retired-pages"));  // Ampere remaps rows instead
+  }
+  SECTION("an H100 with uncorrected ECC errors and a pending remap fails") {
+    auto r = inspect_fixture("h100-ecc.csv");
+    CHECK(r.verdict == Verdict::fail);
+    CHECK(r.cards[0].verdict == Verdict::pass);
+    CHECK(r.cards[1].gpu->id == "h100-sxm");
+    CHECK(verdict_of(r.cards[1], "ecc-uncorrected") == Verdict::fail);
+    CHECK(verdict_of(r.cards[1], "ecc-corrected") == Verdict::warn);
+    CHECK(verdict_of(r.cards[1], "remapped-rows") == Verdict::fail);
+  }
+  SECTION("an RTX 4090 on an x8 link fails the width check") {
+    auto r = inspect_fixture("rtx4090-pcie-x8.csv");
+    CHECK(r.verdict == Verdict::fail);
+    const auto& c = r.cards[0];
+    CHECK(c.gpu->id == "rtx-4090");
+    CHECK(verdict_of(c, "pcie-width") == Verdict::fail);
+    CHECK(verdict_of(c, "pcie-gen") == Verdict::pass);
+    CHECK(verdict_of(c, "persistence-mode") == Verdict::warn);
+    CHECK(verdict_of(c, "ecc-mode") == Verdict::pass);  // no ECC on a GeForce card is not a fault
+    CHECK(verdict_of(c, "temperature") == Verdict::pass);
+  }
+  SECTION("a power-capped, hot card on an older driver warns") {
+    auto r = inspect_fixture("rtx3090-power-capped.csv");
+    CHECK(r.verdict == Verdict::warn);
+    const auto& c = r.cards[0];
+    CHECK(verdict_of(c, "power-cap") == Verdict::warn);
+    CHECK(c.items[static_cast<std::size_t>(std::find_if(c.items.begin(), c.items.end(), [](const rules::InspectItem& i) {
+                                             return i.check == "power-cap";
+                                           }) - c.items.begin())]
+              .message.rfind("capped at 280 W of its default 350 W", 0) == 0);
+    CHECK(verdict_of(c, "temperature") == Verdict::warn);  // 86 C, no slowdown threshold captured
+    CHECK(verdict_of(c, "throttle") == Verdict::warn);     // software thermal slowdown
+  }
+  SECTION("a V100 with pages pending retirement fails") {
+    auto r = inspect_fixture("v100-retired-pages.csv");
+    CHECK(verdict_of(r.cards[0], "retired-pages") == Verdict::fail);
+    CHECK(verdict_of(r.cards[0], "ecc-uncorrected") == Verdict::fail);  // 3 aggregate
+    CHECK_FALSE(has_item(r.cards[0], "remapped-rows"));
+  }
+  SECTION("a partial capture says what it could not check") {
+    auto r = inspect_fixture("minimal-ecc.csv");
+    CHECK(verdict_of(r.cards[0], "capture") == Verdict::warn);
+    CHECK(r.cards[0].gpu->id == "a100-40gb-sxm");
+  }
+  SECTION("a lost GPU fails at once") {
+    static const auto cat = catalog::Catalog::load({});
+    auto cap = rules::parse_smi_csv("name, pci.bus_id, temperature.gpu\nNVIDIA H100 80GB HBM3, 00000000:18:00.0, [GPU is lost]\n", "lost");
+    REQUIRE(cap);
+    auto r = rules::inspect(*cap, cat, CompatTable::embedded());
+    REQUIRE(r);
+    CHECK(verdict_of(r->cards[0], "gpu-lost") == Verdict::fail);
+  }
+  SECTION("the next steps name real tools, and the schedule does not repaste on a calendar") {
+    auto r = inspect_fixture("a100-healthy.csv");
+    std::string steps;
+    for (const auto& s : r.next_steps) steps += s + "\n";
+    CHECK(steps.find("gpu-burn") != std::string::npos);
+    CHECK(steps.find("dcgmi diag -r 3") != std::string::npos);
+    CHECK(steps.find("stress --gpu") == std::string::npos);
+    REQUIRE(r.maintenance.size() == 3);
+    CHECK(r.maintenance[1].second.find("not on a calendar") != std::string::npos);
+  }
+}
+
+TEST_CASE("rules::inspect command", "[inspect]") {
+  SECTION("exit 1 on a FAIL item, 0 otherwise, 2 on bad input") {
+    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/h100-ecc.csv")}).code == 1);
+    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/rtx4090-pcie-x8.csv")}).code == 1);
+    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/a100-healthy.csv")}).code == 0);
+    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/rtx3090-power-capped.csv")}).code == 0);
+    auto r = test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/empty.csv")});
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  SECTION("without --from: nvidia-smi from PATH, with a fixed argument list and no shell") {
+    FakeSmi smi("case \"$1\" in --query-gpu=index,name,pci.bus_id,*) ;; *) echo \"bad args: $*\" >&2; exit 9;; esac\n"
+                "[ \"$2\" = --format=csv ] && [ $# -eq 2 ] || exit 9\n" +
+                print_file("tests/fixtures/inspect/a100-healthy.csv"));
+    auto r = test::run_cli({"inspect", "--format", "json"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    auto j = util::Json::parse(r.out);
+    CHECK(j["source"] == "nvidia-smi");
+    CHECK(j["gpus"].size() == 2);
+  }
+  SECTION("an older driver that rejects a field gets the shorter list") {
+    FakeSmi smi("case \"$1\" in *tlimit*) echo 'Field \"temperature.gpu.tlimit\" is not a valid field to query.'; exit 2;; esac\n" +
+                print_file("tests/fixtures/inspect/rtx3090-power-capped.csv"));
+    auto r = test::run_cli({"inspect"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("capped at 280 W") != std::string::npos);
+  }
+  SECTION("nvidia-smi failing, or missing") {
+    {
+      FakeSmi smi("echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"; exit 9\n");
+      auto r = test::run_cli({"inspect"});
+      CHECK(r.code == 2);
+      CHECK(r.err ==
+            "gpuadvisor: error: nvidia-smi exited with status 9: \"NVIDIA-SMI has failed because it couldn't communicate with "
+            "the NVIDIA driver.\"\n");
+    }
+    FakeSmi none("");
+    auto r = test::run_cli({"inspect"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "gpuadvisor: error: nvidia-smi not found on PATH; use --from FILE\n");
+  }
+}
+
+TEST_CASE("rules::inspect docs", "[inspect]") {
+  std::string doc = read("docs/inspect.md");
+  SECTION("docs/inspect.md shows the exact --query-gpu list") {
+    std::string list;
+    for (auto f : rules::smi_query_fields(0)) list += (list.empty() ? "" : ",") + std::string(f);
+    CHECK(doc.find("nvidia-smi --query-gpu=" + list + " --format=csv") != std::string::npos);
+  }
+  SECTION("every check id has a row in the checks table") {
+    for (auto id : rules::inspect_checks()) {
+      INFO(id);
+      CHECK(doc.find("| `" + std::string(id) + "`") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("rules::inspect and the log scan never crash on damaged input", "[inspect][diagnose]") {
+  static const auto cat = catalog::Catalog::load({});
+  const auto& compat = CompatTable::embedded();
+  const auto& xids = catalog::XidTable::embedded();
+  std::string csv = read("tests/fixtures/inspect/h100-ecc.csv");
+  std::string log = read("tests/fixtures/logs/journal-xid.log");
+  // Every truncation, and bytes replaced with punctuation, digits and garbage at a fixed stride.
+  std::vector<std::string> inputs;
+  for (std::size_t n = 0; n <= csv.size(); n += 3) inputs.push_back(csv.substr(0, n));
+  const std::string junk = ",[]x9\xff\t -.";
+  for (std::size_t i = 0; i < csv.size(); i += 7) {
+    std::string m = csv;
+    m[i] = junk[i % junk.size()];
+    inputs.push_back(m);
+  }
+  std::size_t ok = 0;
+  for (const auto& in : inputs) {
+    auto c = rules::parse_smi_csv(in, "fuzz.csv");
+    if (!c) continue;
+    auto r = rules::inspect(*c, cat, compat);
+    if (r) ++ok;
+    else CHECK(r.error().rfind("fuzz.csv:", 0) == 0);
+  }
+  CHECK(ok > 0);
+  for (std::size_t n = 0; n <= log.size(); n += 5) {
+    auto s = rules::scan_xid_log(log.substr(0, n), "fuzz.log", xids);
+    if (!s) CHECK(s.error().rfind("fuzz.log:", 0) == 0);
+  }
+}
