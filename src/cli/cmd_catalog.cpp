@@ -197,13 +197,7 @@ void run_show(Context& ctx, const std::string& query) {
   // key_values() renders an empty key as a blank line; keep continuation lines aligned instead.
   for (auto& [k, v] : kv)
     if (k.empty()) k = " ";
-  if (fmt_out == report::Format::table) {
-    ctx.out << report::key_values(kv, ctx.style);
-    return;
-  }
-  report::Table t({{"field"}, {"value"}});
-  for (const auto& [k, v] : kv) t.add({k, v});
-  ctx.out << t.render(fmt_out, ctx.style);
+  ctx.out << report::key_values(kv, fmt_out, ctx.style);
 }
 
 void run_validate(Context& ctx, const std::vector<std::string>& files) {

@@ -97,9 +97,7 @@ void run_cost(Context& ctx, const CostFlags& o) {
     kv.push_back({fmt::format("TCO, {} years", co.years), fmt::format("own {}{}", util::format_money(*cost.tco_usd),
                                                                      cost.cloud_over_horizon_usd ? ", rent " + util::format_money(*cost.cloud_over_horizon_usd) : "")});
   if (f != report::Format::table) {
-    report::Table t({{"field"}, {"value"}});
-    for (const auto& [k, v] : kv) t.add({k, v});
-    ctx.out << t.render(f, ctx.style);
+    ctx.out << report::key_values(kv, f, ctx.style);
     return;
   }
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n";

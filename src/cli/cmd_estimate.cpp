@@ -112,9 +112,7 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
                                    : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
   kv.push_back({"Factors", util::join(perf.factors, ", ") + " (docs/calibration.md)"});
   if (f != report::Format::table) {
-    report::Table t({{"field"}, {"value"}});
-    for (const auto& [k, v] : kv) t.add({k, v});
-    ctx.out << t.render(f, ctx.style);
+    ctx.out << report::key_values(kv, f, ctx.style);
     return;
   }
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n" << report::key_values(kv, ctx.style);

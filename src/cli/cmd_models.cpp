@@ -82,13 +82,7 @@ void run_show(Context& ctx, const std::string& query) {
     kv.push_back({i == 0 ? "Sources" : " ", m.sources[i].title + (m.sources[i].url.empty() ? "" : " <" + m.sources[i].url + ">")});
   if (!m.notes.empty()) kv.push_back({"Notes", m.notes});
   for (const auto& a : m.assumptions) kv.push_back({"Assumption", a});
-  if (f == report::Format::table) {
-    ctx.out << report::key_values(kv, ctx.style);
-    return;
-  }
-  report::Table t({{"field"}, {"value"}});
-  for (const auto& [k, v] : kv) t.add({k, v});
-  ctx.out << t.render(f, ctx.style);
+  ctx.out << report::key_values(kv, f, ctx.style);
 }
 
 }  // namespace

@@ -75,13 +75,7 @@ void run_show(Context& ctx, const std::string& id) {
     ctx.out << report::dump(j);
     return;
   }
-  if (f == report::Format::table) {
-    ctx.out << report::key_values(kv, ctx.style);
-    return;
-  }
-  report::Table t({{"field"}, {"value"}});
-  for (const auto& [k, v] : kv) t.add({k, v});
-  ctx.out << t.render(f, ctx.style);
+  ctx.out << report::key_values(kv, f, ctx.style);
 }
 
 }  // namespace

@@ -154,6 +154,13 @@ std::string key_values(const std::vector<std::pair<std::string, std::string>>& k
   return out;
 }
 
+std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv, Format f, const Style& style) {
+  if (f == Format::table) return key_values(kv, style);
+  Table t({{"field"}, {"value"}});
+  for (const auto& [k, v] : kv) t.add({k, v});
+  return t.render(f, style);
+}
+
 util::Json envelope(std::string_view command) {
   util::Json j;
   j["schema_version"] = 1;

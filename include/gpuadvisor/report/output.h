@@ -51,6 +51,9 @@ class Table {
 
 /// Key/value lines ("Memory       24 GiB") for `show`-style output.
 std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv, const Style& style);
+/// Key/value pairs in a format: aligned lines for `table`, a two-column field/value table for csv
+/// and markdown.
+std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv, Format f, const Style& style);
 
 /// The common JSON envelope: schema_version, gpuadvisor_version, command.
 util::Json envelope(std::string_view command);
