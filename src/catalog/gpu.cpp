@@ -41,7 +41,10 @@ std::string one_of(const util::Fields& f, const std::string& key, std::initializ
 
 Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& ptr) {
   std::string label;
-  if (j.is_object() && j.contains("id") && j["id"].is_string()) label = "GPU '" + j["id"].get<std::string>() + "'";
+  if (j.is_object() && j.contains("id") && j["id"].is_string()) {
+    std::string q = util::quote(j["id"].get<std::string>());
+    label = "GPU '" + q.substr(1, q.size() - 2) + "'";
+  }
   util::Fields f(doc, j, ptr, label);
   Gpu g;
   g.id = f.str("id");

@@ -649,7 +649,8 @@ void derive(const Rule& r, const Subject& x, Metrics& opts) {
       opts.set("psu_needed", needed, watts(needed));
       // What would carry it: the spec's supply size, enough of them, its redundancy on top.
       const std::string red = to_string(x.m.get("psu_redundancy"));
-      int active = static_cast<int>(std::ceil(needed / *size - 1e-9));
+      // Clamped: absurd wattages must not overflow the conversion.
+      int active = static_cast<int>(std::clamp(std::ceil(needed / *size - 1e-9), 0.0, 1e6));
       int total = red == "N+N" || red == "2N" ? 2 * active : active + static_cast<int>(*spare);
       opts.set("psu_suggestion", fmt::format("{} x {} with {} redundancy", total, watts(*size), red));
     }

@@ -146,13 +146,13 @@ Result<std::string> read_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Result<std::string>::fail(fmt::format("{}: cannot open file", path));
-  in.seekg(0, std::ios::end);
-  auto size = in.tellg();
-  if (size < 0) return Result<std::string>::fail(fmt::format("{}: cannot read file", path));
-  if (static_cast<std::size_t>(size) > kMaxInputBytes)
-    return Result<std::string>::fail(fmt::format("{}: file larger than {} MiB", path, kMaxInputBytes >> 20));
-  in.seekg(0);
-  data.assign(std::istreambuf_iterator<char>(in), {});
+  // Read in chunks with a cap: devices and pipes report no size (/dev/zero never ends).
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    data.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (data.size() > kMaxInputBytes)
+      return Result<std::string>::fail(fmt::format("{}: file larger than {} MiB", path, kMaxInputBytes >> 20));
+  }
   if (in.bad()) return Result<std::string>::fail(fmt::format("{}: cannot read file", path));
   return data;
 }
@@ -233,7 +233,9 @@ Fields::Fields(const JsonDoc& doc, const Json& obj, std::string pointer, std::st
 void Fields::fail(const std::string& key, const std::string& what) const {
   std::string p = pointer(key);
   std::string at = doc_.line_of(p) ? doc_.where(p) : doc_.where(pointer_);
-  throw Error(fmt::format("{}: {}field '{}': {}", at, label_.empty() ? "" : label_ + ": ", key, what));
+  // Keys come from the input: quoted so that the message stays on one line.
+  std::string k = quote(key);
+  throw Error(fmt::format("{}: {}field '{}': {}", at, label_.empty() ? "" : label_ + ": ", k.substr(1, k.size() - 2), what));
 }
 
 bool Fields::has(const std::string& key) const {

@@ -1,0 +1,79 @@
+// Workload profile (--profile FILE): merge_profile -> make_workload -> estimate_memory, and what
+// memory/estimate/recommend do next for one GPU: fit and estimate_perf. Every number of an
+// accepted workload must be finite and not negative.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_common.h"
+#include "gpuadvisor/catalog/efficiency.h"
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/estimate/perf.h"
+#include "gpuadvisor/estimate/workload.h"
+#include "gpuadvisor/report/output.h"
+
+using namespace gpuadvisor;
+
+namespace {
+
+const catalog::ModelSet& models() {
+  static const auto m = catalog::ModelSet::load({});
+  return m;
+}
+const catalog::Catalog& gpus() {
+  static const auto c = catalog::Catalog::load({});
+  return c;
+}
+
+void check_range(const estimate::Range& r, const char* what) {
+  fuzz::check_number(r.low, what);
+  fuzz::check_number(r.typical, what);
+  fuzz::check_number(r.high, what);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::guarded([&] {
+    auto doc = util::JsonDoc::parse(fuzz::as_string(data, size), "profile.json");
+    fuzz::check_result_message(doc);
+    if (!doc) return;
+    estimate::WorkloadInput flags;
+    auto in = estimate::merge_profile(*doc, "", flags);
+    if (!in.model_config.empty() || !in.model_file.empty() || !in.profile.empty()) return;  // paths: other targets
+    estimate::WorkloadSet set;
+    auto w = estimate::make_workload(in, models(), &set);
+    const auto& eff = catalog::Efficiency::embedded();
+    auto m = estimate::estimate_memory(w, eff);
+    fuzz::check_number(m.per_gpu_bytes, "memory per_gpu_bytes");
+    fuzz::check_number(m.total_bytes, "memory total_bytes");
+    for (const auto& l : m.lines) {
+      fuzz::check_number(l.per_gpu_bytes, ("memory line " + l.id).c_str());
+      fuzz::check_number(l.total_bytes, ("memory line " + l.id).c_str());
+    }
+    (void)report::dump(estimate::to_json(m));
+    (void)report::dump(estimate::to_json(w));
+
+    // One datacenter and one consumer GPU: fit, the layout planner and the speed estimate.
+    for (const char* id : {"h100-sxm", "rtx-4090"}) {
+      const catalog::Gpu* g = gpus().find(id);
+      if (!g) continue;
+      auto f = estimate::fit(w, *g, eff);
+      fuzz::check_number(f.usable_bytes, "fit usable_bytes");
+      fuzz::check_number(f.headroom_bytes, "fit headroom_bytes", false);
+      if (f.max_batch && *f.max_batch < 1) fuzz::finding("fit max_batch below 1");
+      auto planned = estimate::plan_layout(w, set, *g, eff);
+      auto p = estimate::estimate_perf(planned, *g, eff);
+      if (p.available) {
+        check_range(p.tokens_per_s, "tokens_per_s");
+        check_range(p.prefill_tokens_per_s, "prefill_tokens_per_s");
+        check_range(p.decode_tokens_per_s, "decode_tokens_per_s");
+        fuzz::check_number(p.step_time_s, "step_time_s");
+        if (p.time_s) check_range(*p.time_s, "time_s");
+        (void)report::dump(estimate::to_json(p, planned));
+      }
+    }
+  });
+  return 0;
+}
