@@ -42,7 +42,7 @@ const Efficiency& Efficiency::embedded() {
   return e;
 }
 
-const Factor& Efficiency::get(const std::string& id) const {
+const Factor& Efficiency::get(std::string_view id) const {
   auto it = factors_.find(id);
   if (it == factors_.end()) throw Error(fmt::format("efficiency factor '{}' missing from data", id), Exit::internal);
   return it->second;

@@ -19,6 +19,7 @@ struct CheckOptions {
   bool list_rules = false;
   std::vector<std::string> warnings_as_errors;
   std::vector<std::string> disable;
+  std::string batch_file;
 };
 
 constexpr report::Format kCheckFormats[] = {report::Format::text, report::Format::json, report::Format::junit,
@@ -85,6 +86,30 @@ void list_rules(Context& ctx, const rules::RuleSet& rs, const CheckOptions& o, r
       all.size());
 }
 
+// --batch-file: one spec per line, one compact JSON result per line: the spec's entry of the JSON
+// report ("file" names the batch file), after the line number. A line that is not a valid spec
+// gives {"line": N, "error": "..."}. Each line's exit code is that of a run on that spec alone.
+void run_batch_check(Context& ctx, const rules::RuleSet& rs, const CheckOptions& o, report::Format f) {
+  if (!o.specs.empty()) throw Error("check: give spec files or --batch-file, not both");
+  if (f != report::Format::text && f != report::Format::json)
+    throw Error(fmt::format("--format {}: --batch-file writes JSON Lines, one result per spec", o.format));
+  const auto enabled = rules::enabled_check_rules(rs, o.disable);
+  const rules::CheckData data{ctx.catalog(), ctx.models(), ctx.efficiency(), ctx.prices(),
+                              catalog::CompatTable::embedded()};
+  const std::string file = o.batch_file == "-" ? "<stdin>" : o.batch_file;
+  run_batch_lines(ctx, o.batch_file, [&](const util::JsonDoc& doc, Exit& code) {
+    rules::SpecOutcome out;
+    out.file = file;
+    out.result = rules::check_spec(doc, data, enabled);
+    rules::apply_warnings_as_errors(*out.result, o.warnings_as_errors);
+    const std::vector<rules::SpecOutcome> one{std::move(out)};
+    auto s = rules::summarize(one);
+    if (s.errors > 0 || (o.fail_on == "warning" && s.warnings > 0)) code = Exit::no;
+    auto j = report::check_json(one, o.fail_on);
+    return util::Json(std::move(j["specs"][0]));
+  });
+}
+
 void run_check(Context& ctx, const CheckOptions& o) {
   auto fr = report::parse_format(o.format, kCheckFormats);
   if (!fr) throw Error(fr.error());
@@ -97,6 +122,10 @@ void run_check(Context& ctx, const CheckOptions& o) {
   const auto rs = load_rules(ctx);
   if (o.list_rules) {
     list_rules(ctx, rs, o, f);
+    return;
+  }
+  if (!o.batch_file.empty()) {
+    run_batch_check(ctx, rs, o, f);
     return;
   }
   if (o.specs.empty())
@@ -164,6 +193,10 @@ void setup_check(CLI::App& app, Context& ctx) {
       ->type_name("FILE")
       ->allow_extra_args(false);
   cmd->add_flag("--list-rules", o->list_rules, "List the check rules, their severities and tests, and exit");
+  cmd->add_option("--batch-file", o->batch_file,
+                  "JSON Lines: one spec per line; one JSON result per line (- reads standard input)")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
   cmd->add_option(
          "--warnings-as-errors", o->warnings_as_errors,
          "Treat warnings of the rules matching these globs as errors (comma-separated; * and ?; -glob excludes)")
@@ -183,13 +216,14 @@ void setup_check(CLI::App& app, Context& ctx) {
       ->allow_extra_args(false);
   cmd->footer(
       "Exit status: 0 no finding reaches --fail-on; 1 one does; 2 a spec or rules file cannot be read\n"
-      "(the other specs are still checked and reported).\n"
+      "(the other specs are still checked and reported). With --batch-file, the worst line's.\n"
       "Examples:\n"
       "  gpuadvisor check specs/*.json\n"
       "  gpuadvisor check specs/*.json --format sarif > check.sarif\n"
       "  gpuadvisor check server.json --fail-on warning --warnings-as-errors='quote-*,host-ram-*'\n"
       "  gpuadvisor check server.json --disable no-ecc-production-training --rules policy.json\n"
       "  cat server.json | gpuadvisor check -\n"
+      "  gpuadvisor check --batch-file specs.jsonl\n"
       "  gpuadvisor check --list-rules");
   cmd->callback([&ctx, o] { run_check(ctx, *o); });
 }

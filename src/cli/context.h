@@ -59,9 +59,12 @@ struct Context {
 /// The formats most commands take.
 inline constexpr report::Format kTabular[] = {report::Format::table, report::Format::json, report::Format::csv,
                                               report::Format::markdown};
+/// The tabular formats and a self-contained HTML page (recommend, compare, memory, cost).
+inline constexpr report::Format kTabularHtml[] = {report::Format::table, report::Format::json, report::Format::csv,
+                                                  report::Format::markdown, report::Format::html};
 
-/// Adds --format to a subcommand.
-void add_format_option(CLI::App& app, Context& ctx);
+/// Adds --format to a subcommand; `formats` is how its help lists the values.
+void add_format_option(CLI::App& app, Context& ctx, std::string_view formats = "table, json, csv or markdown");
 /// Adds --catalog FILE (repeatable).
 void add_catalog_option(CLI::App& app, Context& ctx);
 
@@ -72,6 +75,9 @@ void add_catalog_option(CLI::App& app, Context& ctx);
 using BatchFn = std::function<util::Json(const estimate::WorkloadInput& in, const util::Fields& line, Exit& code)>;
 void run_batch(Context& ctx, const std::string& path, const estimate::WorkloadInput& flags,
                const std::vector<std::string>& own, const BatchFn& one);
+/// The same for lines that are not workloads (check's specs): `one` gets each line's document.
+using BatchLineFn = std::function<util::Json(const util::JsonDoc& line, Exit& code)>;
+void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& one);
 
 /// One line describing a workload: "Llama 3.1 8B (8.03B params), qlora, nf4, batch 4, sequence 2048".
 std::string describe(const estimate::Workload& w);

@@ -78,41 +78,81 @@ double activation_bytes_per_layer(const catalog::Model& m, double s, double b, b
   return bytes;
 }
 
-MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain) {
-  MemoryEstimate out;
+namespace {
+
+constexpr std::string_view kLineIds[kMemoryLineCount] = {"weights",         "quantization_constants",
+                                                         "gradients",       "master_weights",
+                                                         "optimizer_state", "adapters",
+                                                         "activations",     "logits",
+                                                         "kv_cache",        "cuda_context",
+                                                         "fragmentation"};
+
+// The lines of the estimate, in order, for the workload at `batch` x `seq_len` (the searches vary
+// those two without copying the workload). Each line with bytes goes to emit(id, label,
+// per_gpu_bytes, formula), where `formula` is a callable that builds the line's text: the numbers
+// are computed once, here, for both the explained estimate and the number-only one, and the text
+// is only built when estimate_memory is asked to explain. Returns false when the activation
+// memory is unknown (vision presets without a published figure).
+// The efficiency factors an estimate reads, looked up once: a search evaluates many estimates of
+// one workload, and the look-ups by id would cost more than the arithmetic.
+struct MemoryFactors {
+  const catalog::Factor* activation;  ///< training only
+  const catalog::Factor& context;
+  const catalog::Factor& fragmentation;
+};
+
+MemoryFactors memory_factors(const Workload& w, const catalog::Efficiency& eff) {
+  return {is_training(w.task) ? &eff.get("activation-memory-factor") : nullptr, eff.get("cuda-context-bytes"),
+          eff.get("allocator-fragmentation")};
+}
+
+template <class Emit>
+bool memory_lines(const Workload& w, long long batch, long long seq_len, const MemoryFactors& factors, Emit&& emit) {
   const auto& m = w.model;
   const auto& f = w.format();
   const double P = m.params;
-  const double t = w.tp, p = w.pp, d = w.dp(), N = w.gpus;
+  const double t = w.tp, p = w.pp, d = w.dp();
   const double shard = t * p;
   const bool training = is_training(w.task);
   const bool full = w.task == Task::train;
   const bool fp32_training = full && f.bits >= 32;
-  // Formulas are built only when asked for: `formula` is a callable returning the text.
-  auto add = [&](std::string id, std::string label, double per_gpu, auto&& formula) {
+  double allocated = 0;  // the lines so far, for the fragmentation reserve
+  bool activations_known = true;
+  auto add = [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
     if (per_gpu <= 0) return;
-    out.lines.push_back({std::move(id), std::move(label), per_gpu, per_gpu * N, explain ? std::string(formula()) : std::string()});
+    allocated += per_gpu;
+    emit(id, label, per_gpu, formula);
   };
-  const std::string split = shard > 1 ? fmt::format(" / {} (tp x pp)", shard) : "";
+  auto split = [&] { return shard > 1 ? fmt::format(" / {} (tp x pp)", shard) : std::string(); };
 
   // Weights. Full training keeps 16-bit (or fp32) weights; inference and LoRA bases keep the
   // storage format, with embeddings and LM head in 16-bit where the quantizer leaves them so.
   if (m.tensors && !full) {
-    add("weights", "weights", m.tensors->bytes / shard, [&] { return std::string(fmt::format("{} bytes of {} read from {}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
-                    m.tensors->origin, split)); });
+    add(MemoryLineId::weights, "weights", m.tensors->bytes / shard, [&] {
+      return fmt::format("{} bytes of {} read from {}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
+                         m.tensors->origin, split());
+    });
   } else if (full) {
     double bytes = fp32_training ? 4 : 2;
     double z = w.zero >= 3 ? d : 1;
-    add("weights", "weights", P * bytes / shard / z, [&] { return std::string(fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split, z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "")); });
+    add(MemoryLineId::weights, "weights", P * bytes / shard / z, [&] {
+      return fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split(),
+                         z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "");
+    });
   } else {
     const double e16 = f.embeddings_16bit ? std::min(P, m.embedding_params()) : 0;
     const double z = w.zero >= 3 ? d : 1;
     double payload = (P - e16) * f.payload_bits / 8 + e16 * 2;
-    std::string formula = fmt::format("{} params x {} bits / 8", util::format_count(P - e16), f.payload_bits);
-    if (e16 > 0) formula += fmt::format(" + {} embedding params x 2 bytes", util::format_count(e16));
-    add("weights", "weights", payload / shard / z, [&] { return std::string(formula + split); });
+    add(MemoryLineId::weights, "weights", payload / shard / z, [&] {
+      std::string formula = fmt::format("{} params x {} bits / 8", util::format_count(P - e16), f.payload_bits);
+      if (e16 > 0) formula += fmt::format(" + {} embedding params x 2 bytes", util::format_count(e16));
+      return formula + split();
+    });
     double consts = (P - e16) * (f.bits - f.payload_bits) / 8;
-    add("quantization_constants", "quantization scales", consts / shard / z, [&] { return std::string(fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits, f.note)); });
+    add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z, [&] {
+      return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits,
+                         f.note);
+    });
   }
 
   // Training state (ZeRO stages 1/2/3 divide optimizer / +gradients / +weights by the
@@ -121,64 +161,82 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   if (full) {
     double gbytes = fp32_training ? 4 : 2;
     double zg = w.zero >= 2 ? d : 1, zo = w.zero >= 1 ? d : 1;
-    add("gradients", "gradients", P * gbytes / shard / zg, [&] { return std::string(fmt::format("{} params x {} bytes{}{}", util::format_count(P), gbytes, split, zg > 1 ? fmt::format(" / {} (ZeRO-2)", d) : "")); });
+    add(MemoryLineId::gradients, "gradients", P * gbytes / shard / zg, [&] {
+      return fmt::format("{} params x {} bytes{}{}", util::format_count(P), gbytes, split(),
+                         zg > 1 ? fmt::format(" / {} (ZeRO-2)", d) : "");
+    });
     if (!fp32_training)
-      add("master_weights", "fp32 master weights", P * opt->master_bytes / shard / zo, [&] { return std::string(fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split,
-                      zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "")); });
-    add("optimizer_state", "optimizer state", P * opt->state_bytes / shard / zo, [&] { return std::string(fmt::format("{} params x {} bytes ({}: {}){}{}", util::format_count(P), opt->state_bytes, opt->id, opt->note, split,
-                    zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "")); });
+      add(MemoryLineId::master_weights, "fp32 master weights", P * opt->master_bytes / shard / zo, [&] {
+        return fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split(),
+                           zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "");
+      });
+    add(MemoryLineId::optimizer_state, "optimizer state", P * opt->state_bytes / shard / zo, [&] {
+      return fmt::format("{} params x {} bytes ({}: {}){}{}", util::format_count(P), opt->state_bytes, opt->id,
+                         opt->note, split(), zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "");
+    });
   }
   if (w.task == Task::lora || w.task == Task::qlora) {
     double a = adapter_params(w);
     double per = 4 + 4 + opt->state_bytes;  // fp32 weights and gradients + optimizer state
-    add("adapters", "LoRA adapters + gradients + optimizer", a * per / shard, [&] { return std::string(fmt::format("{} adapter params (rank {} on {}) x {} bytes (fp32 weights, gradients, {} state)", util::format_count(a),
-                    w.lora_rank, util::join(w.lora_targets, ","), per, opt->id)); });
+    add(MemoryLineId::adapters, "LoRA adapters + gradients + optimizer", a * per / shard, [&] {
+      return fmt::format("{} adapter params (rank {} on {}) x {} bytes (fp32 weights, gradients, {} state)",
+                         util::format_count(a), w.lora_rank, util::join(w.lora_targets, ","), per, opt->id);
+    });
   }
 
   // Activations.
-  const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
+  const double s = static_cast<double>(seq_len), b = static_cast<double>(batch);
   if (m.is_transformer()) {
     const int layers = m.layers + m.encoder_layers;
     if (training) {
-      const auto& act = eff.get("activation-memory-factor");
+      const auto& act = *factors.activation;
       const double scale = (fp32_training ? 2.0 : 1.0) * act.typical;
+      const bool recompute = w.checkpointing == "full";
+      const bool no_scores = w.flash_attention || w.checkpointing == "selective";
       double per_gpu;
-      std::string formula;
-      if (w.checkpointing == "full") {
+      if (recompute) {
         // Full recomputation keeps each layer's input (2sbh in 16-bit) plus one layer's working set.
         double one = activation_bytes_per_layer(m, s, b, w.flash_attention);
         per_gpu = (layers * 2.0 * s * b * static_cast<double>(m.hidden) + one) * scale / t;
-        formula = fmt::format("full recomputation: {} layers x 2sbh + one layer's activations", layers);
       } else {
-        bool no_scores = w.flash_attention || w.checkpointing == "selective";
         per_gpu = layers * activation_bytes_per_layer(m, s, b, no_scores) * scale / t;
-        formula = fmt::format("{} layers x sbh x (34-term{}), Korthikanti et al. 2022", layers,
-                              no_scores ? ", no 5as/h scores: flash attention or selective recomputation" : " + 5as/h");
       }
-      formula += fmt::format(" x {:.2f} calibration", act.typical);
-      if (t > 1) formula += fmt::format(" / {} (tensor + sequence parallel)", t);
-      if (p > 1) formula += "; the first pipeline stage holds pp micro-batches of L/pp layers";
-      add("activations", "activations", per_gpu, [&] { return std::string(formula); });
+      add(MemoryLineId::activations, "activations", per_gpu, [&] {
+        std::string formula =
+            recompute
+                ? fmt::format("full recomputation: {} layers x 2sbh + one layer's activations", layers)
+                : fmt::format("{} layers x sbh x (34-term{}), Korthikanti et al. 2022", layers,
+                              no_scores ? ", no 5as/h scores: flash attention or selective recomputation" : " + 5as/h");
+        formula += fmt::format(" x {:.2f} calibration", act.typical);
+        if (t > 1) formula += fmt::format(" / {} (tensor + sequence parallel)", t);
+        if (p > 1) formula += "; the first pipeline stage holds pp micro-batches of L/pp layers";
+        return formula;
+      });
       if (m.kind == "decoder" || m.kind == "encoder-decoder") {
-        add("logits", "output logits (loss)", s * b * static_cast<double>(m.vocab) * 6 / t, [&] { return std::string(fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}", m.vocab, t > 1 ? " / tp" : "")); });
+        add(MemoryLineId::logits, "output logits (loss)", s * b * static_cast<double>(m.vocab) * 6 / t, [&] {
+          return fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}", m.vocab,
+                             t > 1 ? " / tp" : "");
+        });
       }
     } else {
       // Inference keeps no activations between layers; the peak is one layer's working set for
       // a prefill chunk (vLLM and llama.cpp process prompts in chunks of ~2,048 tokens).
-      double chunk = std::min(s, 2048.0);
+      double chunk = std::min(s, kPrefillChunk);
       double per_tok = 2.0 * (4.0 * static_cast<double>(m.hidden) + (m.gated_mlp ? 3 : 2) * mlp_width(m));
       double scores = w.flash_attention ? 0 : 2.0 * m.heads * chunk * s;
-      add("activations", "activations (prefill working set)", (b * chunk * per_tok + b * scores) / t, [&] { return std::string(fmt::format("b x min(s, 2048) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2, w.flash_attention ? "" : " + attention scores")); });
+      add(MemoryLineId::activations, "activations (prefill working set)", (b * chunk * per_tok + b * scores) / t, [&] {
+        return fmt::format("b x min(s, 2048) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2,
+                           w.flash_attention ? "" : " + attention scores");
+      });
     }
   } else if (m.vision) {
     if (m.vision->activation_bytes_per_image) {
       double per = *m.vision->activation_bytes_per_image * b * (training ? 1.0 : 0.5);
-      add("activations", "activations", per, [&] { return std::string(fmt::format("{} per image x batch {}", util::format_bytes(*m.vision->activation_bytes_per_image), w.batch)); });
+      add(MemoryLineId::activations, "activations", per, [&] {
+        return fmt::format("{} per image x batch {}", util::format_bytes(*m.vision->activation_bytes_per_image), batch);
+      });
     } else {
-      out.activations_known = false;
-      out.assumptions.push_back(fmt::format(
-          "activation memory of {} is not included: no published per-image figure ({})", m.name,
-          m.vision->activation_note.empty() ? "unknown" : m.vision->activation_note));
+      activations_known = false;
     }
   }
 
@@ -187,21 +245,70 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
     double per_token = kv_bytes_per_token(m, w.kv_precision);
     double per_gpu = per_token * s * b / p;
     if (!m.mla && t > 1) per_gpu *= std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
-    add("kv_cache", "KV cache", per_gpu, [&] { return std::string(m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
-                            kv_bytes_per_element(w.kv_precision), w.seq_len, w.batch)
-              : fmt::format("2 x {} layers x {} kv heads x {} head dim x {} bytes x {} tokens x batch {}{}", m.layers,
-                            m.kv_heads, m.head_dim, kv_bytes_per_element(w.kv_precision), w.seq_len, w.batch,
-                            shard > 1 ? " / tp x pp" : "")); });
+    add(MemoryLineId::kv_cache, "KV cache", per_gpu, [&] {
+      return m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
+                                 kv_bytes_per_element(w.kv_precision), seq_len, batch)
+                   : fmt::format("2 x {} layers x {} kv heads x {} head dim x {} bytes x {} tokens x batch {}{}",
+                                 m.layers, m.kv_heads, m.head_dim, kv_bytes_per_element(w.kv_precision), seq_len, batch,
+                                 shard > 1 ? " / tp x pp" : "");
+    });
   }
-
   // Overheads: CUDA context and framework workspace per GPU; allocator fragmentation reserve.
-  double allocated = 0;
-  for (const auto& l : out.lines) allocated += l.per_gpu_bytes;
-  const auto& ctx = eff.get("cuda-context-bytes");
-  add("cuda_context", "CUDA context + framework", ctx.typical, [&] { return std::string(fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low), util::format_bytes(ctx.high))); });
-  const auto& frag = eff.get("allocator-fragmentation");
-  add("fragmentation", "allocator fragmentation reserve", allocated * frag.typical, [&] { return std::string(fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100, frag.high * 100)); });
+  const double before_overheads = allocated;
+  const auto& ctx = factors.context;
+  add(MemoryLineId::cuda_context, "CUDA context + framework", ctx.typical, [&] {
+    return fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low), util::format_bytes(ctx.high));
+  });
+  const auto& frag = factors.fragmentation;
+  add(MemoryLineId::fragmentation, "allocator fragmentation reserve", before_overheads * frag.typical, [&] {
+    return fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100,
+                       frag.high * 100);
+  });
+  return activations_known;
+}
 
+}  // namespace
+
+std::string_view line_id(MemoryLineId id) { return kLineIds[static_cast<std::size_t>(id)]; }
+
+namespace {
+
+MemoryBytes memory_bytes_with(const Workload& w, long long batch, long long seq_len, const MemoryFactors& factors) {
+  MemoryBytes out;
+  out.activations_known =
+      memory_lines(w, batch, seq_len, factors, [&](MemoryLineId id, std::string_view, double per_gpu, auto&&) {
+        out.lines[static_cast<std::size_t>(id)] = per_gpu;
+        out.per_gpu_bytes += per_gpu;
+      });
+  return out;
+}
+
+}  // namespace
+
+MemoryBytes memory_bytes(const Workload& w, long long batch, long long seq_len, const catalog::Efficiency& eff) {
+  return memory_bytes_with(w, batch, seq_len, memory_factors(w, eff));
+}
+
+MemoryBytes memory_bytes(const Workload& w, const catalog::Efficiency& eff) {
+  return memory_bytes(w, w.batch, w.seq_len, eff);
+}
+
+MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain) {
+  MemoryEstimate out;
+  const double N = w.gpus;
+  out.lines.reserve(kMemoryLineCount);
+  out.activations_known =
+      memory_lines(w, w.batch, w.seq_len, memory_factors(w, eff),
+                   [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
+                     out.lines.push_back({std::string(line_id(id)), std::string(label), per_gpu, per_gpu * N,
+                                          explain ? std::string(formula()) : std::string()});
+                   });
+  if (!out.activations_known) {
+    const auto& m = w.model;
+    out.assumptions.push_back(fmt::format("activation memory of {} is not included: no published per-image figure ({})",
+                                          m.name,
+                                          m.vision->activation_note.empty() ? "unknown" : m.vision->activation_note));
+  }
   for (const auto& l : out.lines) {
     out.per_gpu_bytes += l.per_gpu_bytes;
     out.total_bytes += l.total_bytes;
@@ -210,36 +317,96 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   return out;
 }
 
+namespace {
+
+// A guess of the largest whole x in [lo, hi] for a search, from an estimate that may be anything.
+long long guess_in(double x, long long lo, long long hi) {
+  if (!(x > static_cast<double>(lo))) return lo;  // NaN too
+  if (!(x < static_cast<double>(hi))) return hi;
+  return static_cast<long long>(x);
+}
+
+// Where the parabola through three samples (x[i], y[i]) of an increasing function reaches
+// `target`, for a guess. With u = x - x0 the parabola is y0 + b u + a u^2 (Newton's divided
+// differences); the root is taken in the form -2c / (b + sqrt(b^2 - 4ac)), c = y0 - target, which
+// stays exact when the curvature a is nil (a line) or tiny.
+double parabola_root(const double (&x)[3], const double (&y)[3], double target) {
+  const double d01 = (y[1] - y[0]) / (x[1] - x[0]), d12 = (y[2] - y[1]) / (x[2] - x[1]);
+  const double a = (d12 - d01) / (x[2] - x[0]);
+  const double b = d01 - a * (x[1] - x[0]), c = y[0] - target;
+  if (c >= 0) return x[0];
+  const double disc = b * b - 4 * a * c;
+  if (disc < 0 || b + std::sqrt(disc) <= 0) return x[2];  // not increasing: no useful guess
+  return x[0] - 2 * c / (b + std::sqrt(disc));
+}
+
+// The largest x in [lo, hi] with ok(x), nullopt when not even lo; ok must be monotone (true up to
+// the answer, false after it). `guess` is an estimate of the answer: it and its neighbours are
+// tried first, so a guess within a step or two costs two or three evaluations; when it is further
+// off, a binary search of what is left of the range finishes. The answer is exact either way.
+template <class Ok>
+std::optional<long long> largest(long long lo, long long hi, long long guess, Ok&& ok) {
+  constexpr int kSteps = 2;
+  guess = std::clamp(guess, lo, hi);
+  if (ok(guess)) {
+    lo = guess;
+    for (int i = 0; i < kSteps && lo < hi; ++i, ++lo)
+      if (!ok(lo + 1)) return lo;
+  } else {
+    hi = guess - 1;
+    for (int i = 0; i < kSteps && hi >= lo; ++i, --hi)
+      if (ok(hi)) return hi;
+    if (hi < lo || !ok(lo)) return std::nullopt;
+  }
+  while (lo < hi) {  // ok(lo) holds; the answer is in [lo, hi]
+    long long mid = lo + (hi - lo + 1) / 2;
+    if (ok(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
 FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, double headroom) {
   FitResult r;
   r.capacity_bytes = gpu.memory_bytes;
   r.usable_bytes = gpu.memory_bytes * (1 - headroom);
-  auto est = estimate_memory(w, eff, false);
+  const auto est = memory_bytes(w, eff);
   double need = est.per_gpu_bytes;
   r.fits = need <= r.usable_bytes;
   r.activations_unknown = !est.activations_known;
   r.headroom_bytes = r.usable_bytes - need;
-  auto fits_with = [&](long long batch, long long seq) {
-    Workload x = w;
-    x.batch = batch;
-    x.seq_len = seq;
-    return estimate_memory(x, eff, false).per_gpu_bytes <= r.usable_bytes;
+  const auto factors = memory_factors(w, eff);
+  auto need_at = [&](long long batch, long long seq) {
+    return memory_bytes_with(w, batch, seq, factors).per_gpu_bytes;
   };
-  // Memory grows with batch and sequence length, so binary search finds the largest that fit.
-  auto largest = [&](long long lo, long long hi, auto&& ok) -> std::optional<long long> {
-    if (!ok(lo)) return std::nullopt;
-    while (lo < hi) {
-      long long mid = lo + (hi - lo + 1) / 2;
-      if (ok(mid)) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  auto fits_at = [&](long long batch, long long seq) { return need_at(batch, seq) <= r.usable_bytes; };
+  // Memory grows with the batch and the sequence length, so there is a largest of each that fits.
+  // Rather than searching for it, solve for it from a few samples and check the answer.
   // Without an activation figure memory does not grow with the batch: no largest batch to give.
-  if (!r.activations_unknown) r.max_batch = largest(1, 1 << 20, [&](long long b) { return fits_with(b, w.seq_len); });
+  if (!r.activations_unknown) {
+    // Affine in the batch: need(b) = need(1) + (b - 1) x (bytes per sample).
+    constexpr long long kMaxBatch = 1 << 20;
+    const double one = w.batch == 1 ? need : need_at(1, w.seq_len), per_sample = need_at(2, w.seq_len) - one;
+    const double guess =
+        per_sample > 0 ? 1 + std::floor((r.usable_bytes - one) / per_sample) : static_cast<double>(kMaxBatch);
+    r.max_batch =
+        largest(1, kMaxBatch, guess_in(guess, 1, kMaxBatch), [&](long long b) { return fits_at(b, w.seq_len); });
+  }
   if (w.model.is_transformer()) {
     long long cap = w.model.max_context > 0 ? w.model.max_context : (1LL << 24);
-    r.max_seq_len = largest(1, cap, [&](long long s) { return fits_with(w.batch, s); });
+    // Quadratic in the context on each side of the prefill chunk: attention scores, where they
+    // are kept, grow with s^2 (all of s in training, one chunk of it at inference). Solve the
+    // parabola through three samples of the side the answer lies on.
+    auto at = [&](double s) { return need_at(w.batch, static_cast<long long>(s)); };
+    const double c = kPrefillChunk, at_chunk = at(c);
+    const double guess = at_chunk > r.usable_bytes
+                             ? parabola_root({1, c / 2, c}, {at(1), at(c / 2), at_chunk}, r.usable_bytes)
+                             : parabola_root({c, 2 * c, 4 * c}, {at_chunk, at(2 * c), at(4 * c)}, r.usable_bytes);
+    r.max_seq_len = largest(1, cap, guess_in(guess, 1, cap), [&](long long s) { return fits_at(w.batch, s); });
     r.max_seq_capped = r.max_seq_len && *r.max_seq_len == cap && w.model.max_context > 0;
   }
   return r;
@@ -269,7 +436,7 @@ Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const cat
               "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({}{})", x.gpus, gpu.id,
               z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : ""));
         }
-        if (estimate_memory(x, eff, false).per_gpu_bytes <= usable) {
+        if (memory_bytes(x, eff).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
               "layout: {}{}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
               z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : "",
@@ -289,7 +456,7 @@ Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::G
   const double usable = gpu.memory_bytes * (1 - headroom);
   Workload base = w;
   apply_gpu_defaults(base, set, gpu);
-  if (!is_training(base.task) || estimate_memory(base, eff, false).per_gpu_bytes <= usable) return base;
+  if (!is_training(base.task) || memory_bytes(base, eff).per_gpu_bytes <= usable) return base;
   return plan_layout_search(base, set, gpu, eff, usable);
 }
 

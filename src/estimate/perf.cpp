@@ -69,7 +69,7 @@ Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff)
   return {std::pow(f.low, doublings), std::pow(f.typical, doublings), std::pow(f.high, doublings)};
 }
 
-PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff) {
+PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, bool explain) {
   PerfEstimate out;
   const auto& m = w.model;
   auto peak = compute_peak(w, gpu);
@@ -86,8 +86,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   if (w.gpus > 1) out.factors.push_back(gpu.has_fast_interconnect() ? "scaling-nvlink" : "scaling-pcie");
   const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
   const double P = m.params_per_token();
-  out.assumptions.push_back(fmt::format("{} peak {} TFLOPS dense per GPU", catalog::name(out.compute),
-                                        util::format_number(out.peak_flops / 1e12)));
+  if (explain)
+    out.assumptions.push_back(fmt::format("{} peak {} TFLOPS dense per GPU", catalog::name(out.compute),
+                                          util::format_number(out.peak_flops / 1e12)));
 
   if (m.vision && !m.is_transformer()) {
     if (!m.vision->gflops_per_image) {
@@ -103,8 +104,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     out.mfu = mfu.typical;
     out.images_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_image);
     out.bound = "compute";
-    out.assumptions.push_back(fmt::format("{} GFLOPs per image forward{}", util::format_number(fwd / 1e9),
-                                          is_training(w.task) ? ", x3 for forward and backward" : ""));
+    if (explain)
+      out.assumptions.push_back(fmt::format("{} GFLOPs per image forward{}", util::format_number(fwd / 1e9),
+                                            is_training(w.task) ? ", x3 for forward and backward" : ""));
     return out;
   }
 
@@ -115,20 +117,24 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     if (w.task == Task::train) {
       // 6N: forward 2N, backward 4N (Kaplan et al. 2020); full recomputation adds a forward.
       per_token = (recompute ? 8 : 6) * P + (recompute ? 4 : 3) * 2 * attn;
-      out.assumptions.push_back(fmt::format("{}N FLOPs per token{} plus attention", recompute ? 8 : 6,
-                                            recompute ? " (full recomputation adds a forward pass)" : ""));
+      if (explain)
+        out.assumptions.push_back(fmt::format("{}N FLOPs per token{} plus attention", recompute ? 8 : 6,
+                                              recompute ? " (full recomputation adds a forward pass)" : ""));
     } else {
       // LoRA: forward 2N, backward through the frozen base 2N (no weight gradients), adapters
       // negligible; recomputation adds a forward.
       per_token = (recompute ? 6 : 4) * P + (recompute ? 4 : 3) * 2 * attn;
-      out.assumptions.push_back(fmt::format("{}N FLOPs per token (LoRA: no weight gradients for the frozen base{}) plus attention",
-                                            recompute ? 6 : 4, recompute ? ", recomputation adds a forward pass" : ""));
+      if (explain)
+        out.assumptions.push_back(
+            fmt::format("{}N FLOPs per token (LoRA: no weight gradients for the frozen base{}) plus attention",
+                        recompute ? 6 : 4, recompute ? ", recomputation adds a forward pass" : ""));
     }
     out.flops_per_token = per_token;
     const auto& f = mfu_factor(w, gpu, eff);
     Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(f);
     if (!w.mfu) out.factors.push_back(f.id);
-    else out.assumptions.push_back(fmt::format("MFU {} (--mfu)", *w.mfu));
+    else if (explain)
+      out.assumptions.push_back(fmt::format("MFU {} (--mfu)", *w.mfu));
     out.mfu = mfu.typical;
     out.tokens_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_token);
     out.step_time_s = b * s * w.dp() / out.tokens_per_s.typical;
@@ -153,13 +159,13 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
 
   // Decode reads every weight (the active experts for MoE: at batch b, up to b x k of E experts)
   // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large.
-  auto mem = estimate_memory(w, eff, false);
-  double weight_bytes = mem.line("weights") + mem.line("quantization_constants");
+  const auto mem = memory_bytes(w, eff);
+  double weight_bytes = mem[MemoryLineId::weights] + mem[MemoryLineId::quantization_constants];
   if (m.moe) {
     double active_share = std::min(1.0, (P / m.params) * b);
     weight_bytes *= std::max(active_share, P / m.params);
   }
-  const double kv_bytes = mem.line("kv_cache");
+  const double kv_bytes = mem[MemoryLineId::kv_cache];
   out.decode_bytes_per_step = weight_bytes + kv_bytes;
   const auto& bf = bandwidth_factor(w, eff);
   out.factors.push_back(bf.id);
@@ -175,9 +181,10 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   if (out.bound == "memory bandwidth" && w.gpus > 1 && sc.typical < 0.85) out.bound = "interconnect";
   out.decode_tokens_per_s = steps;
   out.decode_total_tokens_per_s = steps.scaled(b);
-  out.assumptions.push_back(fmt::format("decode reads {} per GPU per step at {:.0f}% of {} GB/s",
-                                        util::format_bytes(out.decode_bytes_per_step), bw.typical * 100,
-                                        util::format_number(gpu.memory_bandwidth_gbs)));
+  if (explain)
+    out.assumptions.push_back(fmt::format("decode reads {} per GPU per step at {:.0f}% of {} GB/s",
+                                          util::format_bytes(out.decode_bytes_per_step), bw.typical * 100,
+                                          util::format_number(gpu.memory_bandwidth_gbs)));
   return out;
 }
 

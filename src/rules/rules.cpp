@@ -31,7 +31,9 @@ constexpr MetricInfo kMetrics[] = {
     {"time_s", "time to finish --tokens"},
     {"flops_per_usd", "dense peak FLOP/s at the plan's precision per dollar"},
     {"bandwidth_gbs", "memory bandwidth of one GPU, GB/s"},
+    {"rent_price_usd", "cloud plans: the hourly rate, or the whole job with --tokens"},
 };
+static_assert(std::size(kMetrics) == kMetricCount, "one Metric per known metric, in order");
 
 Kind kind_from(const util::Fields& f, const std::string& s) {
   if (s == "constraint") return Kind::constraint;
@@ -72,15 +74,87 @@ util::Json to_json(const Value& v) {
   return nullptr;
 }
 
-void Metrics::set(const std::string& key, Value v, std::string shown) {
-  values[key] = std::move(v);
-  if (!shown.empty()) display[key] = std::move(shown);
+std::string_view name(Metric m) { return kMetrics[static_cast<std::size_t>(m)].name; }
+
+std::optional<Metric> metric_from(std::string_view n) {
+  for (std::size_t i = 0; i < kMetricCount; ++i)
+    if (kMetrics[i].name == n) return static_cast<Metric>(i);
+  return std::nullopt;
 }
 
-const Value& Metrics::get(const std::string& key) const {
+const Metrics::Slot* Metrics::find(std::string_view key) const {
+  if (auto id = metric_from(key)) return &known_[static_cast<std::size_t>(*id)];
+  for (const auto& n : named_)
+    if (n.key == key) return &n;
+  return nullptr;
+}
+
+Metrics::Slot* Metrics::find(std::string_view key) {
+  return const_cast<Slot*>(static_cast<const Metrics&>(*this).find(key));
+}
+
+Metrics::Slot& Metrics::slot(std::string_view key) {
+  if (auto* s = find(key)) return *s;
+  if (named_.empty()) named_.reserve(32);  // a candidate's display-only values, without regrowing
+  named_.emplace_back();
+  named_.back().key = std::string(key);
+  return named_.back();
+}
+
+void Metrics::set(std::string_view key, Value v, std::string shown) {
+  Slot& s = slot(key);
+  s.value = std::move(v);
+  // As before: a display text, once given, stays until another replaces it.
+  if (!shown.empty()) s.shown = std::move(shown);
+  s.set = true;
+}
+
+void Metrics::set(std::string_view key, Value v, Shown how) {
+  Slot& s = slot(key);
+  s.value = std::move(v);
+  s.how = how;
+  s.shown.clear();
+  s.set = true;
+}
+
+void Metrics::set(Metric key, Value v, Shown how) {
+  Slot& s = known_[static_cast<std::size_t>(key)];
+  s.value = std::move(v);
+  s.how = how;
+  s.shown.clear();
+  s.set = true;
+}
+
+const Value& Metrics::get(std::string_view key) const {
   static const Value none;
-  auto it = values.find(key);
-  return it == values.end() ? none : it->second;
+  const Slot* s = find(key);
+  return s ? s->value : none;
+}
+
+std::optional<std::string> Metrics::display(std::string_view key) const {
+  const Slot* s = find(key);
+  if (!s || !s->set) return texts ? texts(key) : std::nullopt;
+  if (!s->shown.empty()) return s->shown;
+  const Value& v = s->value;
+  if (!std::holds_alternative<double>(v) || s->how == Shown::value) return to_string(v);
+  const double x = std::get<double>(v);
+  switch (s->how) {
+    case Shown::bytes:
+      return util::format_bytes(x);
+    case Shown::money:
+      return util::format_money(x);
+    case Shown::percent:
+      return fmt::format("{:.0f}%", x * 100);
+    case Shown::watts:
+      return util::format_number(x) + " W";
+    case Shown::count:
+      return std::to_string(static_cast<long long>(x));
+    case Shown::duration:
+      return util::format_duration(x);
+    case Shown::value:
+      break;
+  }
+  return to_string(v);
 }
 
 std::span<const MetricInfo> known_metrics() { return kMetrics; }
@@ -121,8 +195,12 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) 
     r.scope = f.opt_str("scope").value_or("recommend");
     if (r.scope != "recommend" && r.scope != "check") f.fail("scope", fmt::format("expected recommend or check, got {}", util::quote(r.scope)));
     r.metric = f.str("metric");
-    if (r.scope == "recommend" && std::find(metric_names.begin(), metric_names.end(), r.metric) == metric_names.end())
-      f.fail("metric", fmt::format("unknown metric {}{}", util::quote(r.metric), util::did_you_mean(r.metric, metric_names)));
+    if (r.scope == "recommend") {
+      r.metric_id = metric_from(r.metric);
+      if (!r.metric_id)
+        f.fail("metric",
+               fmt::format("unknown metric {}{}", util::quote(r.metric), util::did_you_mean(r.metric, metric_names)));
+    }
     r.op = f.opt_str("op").value_or("==");
     static const std::vector<std::string> ops = {"<=", ">=", "<", ">", "==", "!="};
     if (std::find(ops.begin(), ops.end(), r.op) == ops.end())
@@ -178,27 +256,22 @@ const Rule* RuleSet::find(const std::string& id) const {
 
 std::string render(const std::string& templ, const Metrics& m, const Metrics& options) {
   std::string out;
+  out.reserve(templ.size() + 64);
   for (std::size_t i = 0; i < templ.size(); ++i) {
     if (templ[i] == '{') {
       auto end = templ.find('}', i);
       if (end != std::string::npos) {
-        std::string key = templ.substr(i + 1, end - i - 1);
-        for (const auto* src : {&m, &options}) {
-          if (auto d = src->display.find(key); d != src->display.end()) {
-            out += d->second;
-            i = end;
-            goto next;
-          }
-          if (auto v = src->values.find(key); v != src->values.end()) {
-            out += to_string(v->second);
-            i = end;
-            goto next;
-          }
+        const std::string_view key(templ.data() + i + 1, end - i - 1);
+        auto shown = m.display(key);
+        if (!shown) shown = options.display(key);
+        if (shown) {
+          out += *shown;
+          i = end;
+          continue;
         }
       }
     }
     out += templ[i];
-  next:;
   }
   return out;
 }
@@ -218,7 +291,7 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
       return o;
     }
   }
-  const Value& v = m.get(rule.metric);
+  const Value& v = rule.metric_id ? m.get(*rule.metric_id) : m.get(rule.metric);
   if (std::holds_alternative<std::monostate>(v)) {
     o.applicable = false;
     return o;

@@ -1,12 +1,14 @@
 #include "gpuadvisor/util/json.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-
-#include <fmt/format.h>
+#include <limits>
 
 #include "gpuadvisor/util/text.h"
 
@@ -47,15 +49,19 @@ std::optional<std::size_t> too_deep(std::string_view text) {
   return std::nullopt;
 }
 
-// Walks well-formed JSON text and records the line of every value by JSON pointer.
+// Walks well-formed JSON text and records the line of every value by JSON pointer, down to
+// `max_depth` levels ("/gpus/3" is two): deeper values are walked over without building their
+// pointers, which is most of the cost of indexing a catalog when only its records' lines are read.
 class LineIndexer {
  public:
-  LineIndexer(std::string_view t, std::map<std::string, int>& out) : t_(t), out_(out) {}
-  void run() { value(""); }
+  LineIndexer(std::string_view t, std::map<std::string, int>& out, int max_depth)
+      : t_(t), out_(out), max_depth_(max_depth) {}
+  void run() { value("", 0); }
 
  private:
   std::string_view t_;
   std::map<std::string, int>& out_;
+  int max_depth_;
   std::size_t i_ = 0;
   int line_ = 1;
 
@@ -65,16 +71,18 @@ class LineIndexer {
       ++i_;
     }
   }
-  std::string string() {
+  // A string's text; with keep = false only walked over.
+  std::string string(bool keep) {
     std::string s;
     ++i_;  // opening quote
     while (i_ < t_.size() && t_[i_] != '"') {
       if (t_[i_] == '\\' && i_ + 1 < t_.size()) {
-        s.push_back(t_[i_ + 1]);
+        if (keep) s.push_back(t_[i_ + 1]);
         i_ += 2;
         continue;
       }
-      s.push_back(t_[i_++]);
+      if (keep) s.push_back(t_[i_]);
+      ++i_;
     }
     ++i_;
     return s;
@@ -88,8 +96,36 @@ class LineIndexer {
     }
     return out;
   }
-  void value(const std::string& ptr, int key_line = 0) {
+  void scalar() {
+    while (i_ < t_.size() && t_[i_] != ',' && t_[i_] != '}' && t_[i_] != ']' && t_[i_] != ' ' && t_[i_] != '\n' &&
+           t_[i_] != '\r' && t_[i_] != '\t')
+      ++i_;
+  }
+  // Walks over a value below the recorded depth to its end, counting its lines and nothing else.
+  void skip() {
+    if (i_ >= t_.size()) return;
+    if (t_[i_] == '"') return (void)string(false);
+    if (t_[i_] != '{' && t_[i_] != '[') return scalar();
+    int nest = 0;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '"') {
+        string(false);
+        continue;
+      }
+      ++i_;
+      if (c == '{' || c == '[')
+        ++nest;
+      else if ((c == '}' || c == ']') && --nest == 0)
+        return;
+      else if (c == '\n')
+        ++line_;
+    }
+  }
+  void value(const std::string& ptr, int depth, int key_line = 0) {
     ws();
+    const bool record = depth <= max_depth_, deeper = depth + 1 <= max_depth_;
+    if (!record) return skip();
     out_[ptr] = key_line ? key_line : line_;
     if (i_ >= t_.size()) return;
     char c = t_[i_];
@@ -100,10 +136,10 @@ class LineIndexer {
       while (i_ < t_.size()) {
         ws();
         int kl = line_;
-        std::string key = string();
+        std::string key = string(deeper);
         ws();
         ++i_;  // ':'
-        value(ptr + "/" + escape(key), kl);
+        value(deeper ? ptr + "/" + escape(key) : std::string(), depth + 1, kl);
         ws();
         if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
         ++i_;  // '}'
@@ -114,18 +150,16 @@ class LineIndexer {
       ws();
       if (i_ < t_.size() && t_[i_] == ']') { ++i_; return; }
       for (int n = 0; i_ < t_.size(); ++n) {
-        value(ptr + "/" + std::to_string(n));
+        value(deeper ? ptr + "/" + std::to_string(n) : std::string(), depth + 1);
         ws();
         if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
         ++i_;  // ']'
         return;
       }
     } else if (c == '"') {
-      string();
+      string(false);
     } else {
-      while (i_ < t_.size() && t_[i_] != ',' && t_[i_] != '}' && t_[i_] != ']' && t_[i_] != ' ' &&
-             t_[i_] != '\n' && t_[i_] != '\r' && t_[i_] != '\t')
-        ++i_;
+      scalar();
     }
   }
 };
@@ -197,12 +231,17 @@ Result<JsonDoc> JsonDoc::load(const std::string& path) {
 int JsonDoc::line_of(const std::string& pointer) const {
   if (!text_) return 0;
   if (text_->find('\n') == std::string::npos) return 1;  // one-line documents (JSON Lines)
-  if (!lines_) {
-    lines_ = std::make_shared<std::map<std::string, int>>();
-    LineIndexer(*text_, *lines_).run();
+  // Loading a catalog asks for the line of every record ("/gpus/3"), an error for one deep field:
+  // a shallow index serves the first, the full one is built only when a deeper line is asked for.
+  constexpr int kShallow = 2;
+  const bool shallow = std::count(pointer.begin(), pointer.end(), '/') <= kShallow;
+  auto& index = shallow ? shallow_lines_ : lines_;
+  if (!index) {
+    index = std::make_shared<std::map<std::string, int>>();
+    LineIndexer(*text_, *index, shallow ? kShallow : std::numeric_limits<int>::max()).run();
   }
-  auto it = lines_->find(pointer);
-  return it == lines_->end() ? 0 : it->second;
+  auto it = index->find(pointer);
+  return it == index->end() ? 0 : it->second;
 }
 
 std::string JsonDoc::where(const std::string& pointer) const {

@@ -3,8 +3,12 @@
 //   BM_LoadAllData           everything a recommend process loads before it starts
 //   BM_MemoryEstimate        one estimate_memory (with the formula text of every line)
 //   BM_MemoryEstimateQuiet   one estimate_memory without the formula text (explain = false)
+//   BM_MemoryBytes           the numbers alone (memory_bytes: what searches and estimate_perf run)
 //   BM_EstimatePerf, BM_Fit  the other two parts of a candidate, alone
-//   BM_CandidateEvaluation   estimate_memory + estimate_perf + fit for one GPU (items = candidates)
+//   BM_CandidateEvaluation   memory_bytes + estimate_perf (explain = false) + fit for one GPU, as
+//                            recommend evaluates a candidate (items = candidates)
+//   BM_CandidateExplained    the same with the explained estimate_memory and estimate_perf (the
+//                            definition before the number-only paths existed, for comparison)
 //   BM_RecommendCore         rules::recommend on loaded data (items = candidates evaluated)
 //   BM_RecommendCli          `recommend --model 10B --budget 3000` in-process via cli::run
 #include <benchmark/benchmark.h>
@@ -94,6 +98,17 @@ void BM_MemoryEstimateQuiet(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryEstimateQuiet);
 
+void BM_MemoryBytes(benchmark::State& state) {
+  const auto w = workload("llama-3.1-8b", "qlora");
+  const auto& eff = catalog::Efficiency::embedded();
+  for (auto _ : state) {
+    auto m = estimate::memory_bytes(w, eff);
+    benchmark::DoNotOptimize(m.per_gpu_bytes);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_MemoryBytes);
+
 void BM_EstimatePerf(benchmark::State& state) {
   const auto w = workload("10B", "inference");
   const auto& eff = catalog::Efficiency::embedded();
@@ -106,7 +121,7 @@ void BM_EstimatePerf(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimatePerf);
 
-// fit() searches the largest batch and context that fit: many estimate_memory calls each.
+// fit() finds the largest batch and context that fit: a few memory_bytes calls each.
 void BM_Fit(benchmark::State& state) {
   const auto w = workload("10B", "inference");
   const auto& eff = catalog::Efficiency::embedded();
@@ -121,23 +136,31 @@ BENCHMARK(BM_Fit);
 
 // One candidate: the estimators recommend runs per (GPU, count, precision), round robin over the
 // whole catalog so that no single GPU's branch is favoured.
-void BM_CandidateEvaluation(benchmark::State& state) {
+template <bool Explained>
+void candidate_evaluation(benchmark::State& state) {
   auto w = workload("10B", "inference");
   const auto& eff = catalog::Efficiency::embedded();
   const auto& all = gpus().gpus();
   std::size_t i = 0;
   for (auto _ : state) {
     const auto& g = all[i++ % all.size()];
-    auto m = estimate::estimate_memory(w, eff);
-    auto p = estimate::estimate_perf(w, g, eff);
+    double need;
+    if constexpr (Explained)
+      need = estimate::estimate_memory(w, eff).per_gpu_bytes;
+    else
+      need = estimate::memory_bytes(w, eff).per_gpu_bytes;
+    auto p = estimate::estimate_perf(w, g, eff, Explained);
     auto f = estimate::fit(w, g, eff);
-    benchmark::DoNotOptimize(m.per_gpu_bytes);
+    benchmark::DoNotOptimize(need);
     benchmark::DoNotOptimize(p.decode_tokens_per_s.typical);
     benchmark::DoNotOptimize(f.fits);
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
+void BM_CandidateEvaluation(benchmark::State& state) { candidate_evaluation<false>(state); }
 BENCHMARK(BM_CandidateEvaluation);
+void BM_CandidateExplained(benchmark::State& state) { candidate_evaluation<true>(state); }
+BENCHMARK(BM_CandidateExplained);
 
 void BM_RecommendCore(benchmark::State& state) {
   const auto rs = rules::RuleSet::load({});

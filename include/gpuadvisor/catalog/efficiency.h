@@ -4,6 +4,7 @@
 /// typical and high value; estimates use typical and report the range.
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuadvisor/catalog/source.h"
@@ -25,11 +26,11 @@ class Efficiency {
   static const Efficiency& embedded();
   static Efficiency parse(const util::JsonDoc& doc);
   /// A factor by id; throws an internal error if the data lacks it.
-  const Factor& get(const std::string& id) const;
-  const std::map<std::string, Factor>& all() const { return factors_; }
+  const Factor& get(std::string_view id) const;
+  const std::map<std::string, Factor, std::less<>>& all() const { return factors_; }
 
  private:
-  std::map<std::string, Factor> factors_;
+  std::map<std::string, Factor, std::less<>> factors_;  // transparent: look-ups by literal allocate nothing
 };
 
 }  // namespace gpuadvisor::catalog

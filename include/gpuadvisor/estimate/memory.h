@@ -1,8 +1,11 @@
 #pragma once
 /// The memory estimator: per GPU, what a workload needs, line by line, with the formula behind
 /// each line and the assumptions made (docs/methodology.md, "Memory").
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuadvisor/catalog/efficiency.h"
@@ -33,6 +36,32 @@ struct MemoryEstimate {
 /// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O. Without `explain` the lines
 /// carry no formulas (the numbers are the same; searches and batch runs skip the text).
 MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain = true);
+
+/// The lines of an estimate, in the order they are listed.
+enum class MemoryLineId {
+  weights, quantization_constants, gradients, master_weights, optimizer_state, adapters,
+  activations, logits, kv_cache, cuda_context, fragmentation
+};
+inline constexpr std::size_t kMemoryLineCount = 11;
+/// The line's id in MemoryLine::id and in JSON ("kv_cache").
+std::string_view line_id(MemoryLineId id);
+
+/// The numbers of estimate_memory without its text: per-GPU bytes by line (0 when absent), and
+/// their sum, equal to the bit to MemoryEstimate::per_gpu_bytes. No allocation: this is what the
+/// searches (fit, plan_layout) and the speed estimator run, many times per candidate.
+struct MemoryBytes {
+  std::array<double, kMemoryLineCount> lines{};
+  double per_gpu_bytes = 0;
+  bool activations_known = true;
+  double operator[](MemoryLineId id) const { return lines[static_cast<std::size_t>(id)]; }
+};
+MemoryBytes memory_bytes(const Workload& w, const catalog::Efficiency& eff);
+/// The same for the workload at another batch and sequence length (no copy of the workload).
+MemoryBytes memory_bytes(const Workload& w, long long batch, long long seq_len, const catalog::Efficiency& eff);
+
+/// Prompt tokens an inference engine prefills at once (vLLM and llama.cpp use chunks of ~2,048):
+/// activation memory at inference grows with the context up to this length only.
+inline constexpr double kPrefillChunk = 2048;
 
 /// Bytes per element of a KV-cache precision.
 double kv_bytes_per_element(const std::string& kv_precision);

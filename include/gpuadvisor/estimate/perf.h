@@ -56,7 +56,9 @@ std::optional<std::pair<catalog::Precision, double>> compute_peak(const Workload
 /// Per-GPU efficiency of `gpus` GPUs relative to one, over the GPU's interconnect.
 Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff);
 
-PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff);
+/// Without `explain` the estimate carries no assumptions (the numbers are the same; recommend
+/// evaluates hundreds of candidates and prints none of them).
+PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, bool explain = true);
 
 util::Json to_json(const PerfEstimate& p, const Workload& w);
 util::Json to_json(const Range& r);

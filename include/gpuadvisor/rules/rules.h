@@ -2,10 +2,14 @@
 /// The rules engine: rules are data (data/rules.json, user files with --rules), each reading one
 /// metric that the engine computes per candidate, comparing it with a threshold, and yielding an
 /// outcome with a message. Constraints reject, advice warns (and may lower the score).
+#include <array>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -24,11 +28,24 @@ using Value = std::variant<std::monostate, double, bool, std::string>;
 std::string to_string(const Value& v);
 util::Json to_json(const Value& v);
 
+/// The metrics recommend computes for every candidate, in the order of known_metrics(). A
+/// recommend rule's metric is resolved to one of these when the rule is loaded, and a candidate
+/// keeps their values in a fixed array: reading one costs no string comparison.
+enum class Metric : std::uint8_t {
+  memory_headroom_fraction, memory_need_bytes, memory_capacity_bytes, total_price_usd, price_known, used_price,
+  total_tdp_w, min_total_power_w, precision_supported, segment_allowed, pcie_only_multi_gpu_training,
+  geforce_in_datacenter, vendor_nvidia, gpus, throughput, time_s, flops_per_usd, bandwidth_gbs, rent_price_usd
+};
+inline constexpr std::size_t kMetricCount = 19;
+std::string_view name(Metric m);
+std::optional<Metric> metric_from(std::string_view name);
+
 struct Rule {
   std::string id;
   Kind kind = Kind::constraint;
   std::string scope = "recommend";  ///< recommend or check
   std::string metric;
+  std::optional<Metric> metric_id;   ///< the metric resolved, for recommend rules
   std::string op;                    ///< <=, >=, <, >, ==, !=
   Value threshold;                   ///< fixed threshold, or
   std::string threshold_from;        ///< the name of an option (budget, power_limit) that gives it
@@ -44,12 +61,43 @@ struct Rule {
   util::Json raw;      ///< the record as written (policy files overlay it)
 };
 
-/// What the engine computes for a candidate, by metric name, with a display form for messages.
-struct Metrics {
-  std::map<std::string, Value> values;
-  std::map<std::string, std::string> display;
-  void set(const std::string& key, Value v, std::string shown = "");
-  const Value& get(const std::string& key) const;
+/// How a number is shown in messages; the text is made only when a message reads it.
+enum class Shown : std::uint8_t { value, bytes, money, percent, watts, count, duration };
+
+/// What the engine computes for a candidate (or a check subject), by metric name, with a display
+/// form for messages. The known metrics (Metric) sit in a fixed array; other names (display-only
+/// values, check's metrics, options) in a short list.
+class Metrics {
+ public:
+  /// A value with its display text ("" shows the value itself).
+  void set(std::string_view key, Value v, std::string shown = "");
+  /// A value shown as `how` (24 GB, $1,599, 83%, 450 W): formatted only when a message reads it.
+  void set(std::string_view key, Value v, Shown how);
+  void set(Metric key, Value v, Shown how = Shown::value);
+  const Value& get(std::string_view key) const;
+  const Value& get(Metric key) const { return known_[static_cast<std::size_t>(key)].value; }
+  /// The text a message shows for `key`: its display text, else its value formatted; nullopt when
+  /// it is not set (and `texts` does not know it either).
+  std::optional<std::string> display(std::string_view key) const;
+  /// Texts made on demand, for keys nothing set: messages read a few, most candidates none.
+  /// Whoever sets it keeps what it refers to alive while messages are rendered.
+  std::function<std::optional<std::string>(std::string_view key)> texts;
+
+ private:
+  struct Slot {
+    Value value;
+    Shown how = Shown::value;
+    std::string shown;
+    bool set = false;
+  };
+  struct Named : Slot {
+    std::string key;
+  };
+  Slot* find(std::string_view key);
+  const Slot* find(std::string_view key) const;
+  Slot& slot(std::string_view key);
+  std::array<Slot, kMetricCount> known_;
+  std::vector<Named> named_;
 };
 
 /// Metrics rules may read, with what they mean (docs/rules.md lists them).

@@ -43,7 +43,8 @@ class JsonDoc {
   std::string origin_;
   std::shared_ptr<const std::string> text_;
   std::shared_ptr<const Json> root_;
-  mutable std::shared_ptr<std::map<std::string, int>> lines_;
+  mutable std::shared_ptr<std::map<std::string, int>> lines_;          ///< every value's line
+  mutable std::shared_ptr<std::map<std::string, int>> shallow_lines_;  ///< two levels deep
 };
 
 /// Typed access to the members of one JSON object, with messages naming the file, line and field.
