@@ -1,6 +1,8 @@
 // gpuadvisor fit: the reverse question, which model presets fit a GPU (x count), per task.
 #include <map>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "context.h"
@@ -40,6 +42,7 @@ void run_fit(Context& ctx, const FitFlags& o) {
       x["fits"] = r.fits;
       x["max_seq_len"] = r.max_seq_len ? util::Json(*r.max_seq_len) : util::Json(nullptr);
       x["max_batch"] = r.max_batch ? util::Json(*r.max_batch) : util::Json(nullptr);
+      x["layout"] = r.layout.empty() ? util::Json(nullptr) : util::Json(r.layout);
       arr.push_back(x);
     }
     j["results"] = arr;
@@ -65,13 +68,18 @@ void run_fit(Context& ctx, const FitFlags& o) {
         continue;
       }
       const auto& r = *it->second;
-      if (!r.fits) row.push_back("no");
+      // "(max)": the model's own limit; "(tp N)": the heads split over N of the GPUs, the rest replicas.
+      std::vector<std::string> notes;
+      if (r.max_seq_len && r.max_seq_capped) notes.push_back("max");
+      if (!r.layout.empty()) notes.push_back(r.layout.substr(0, r.layout.find(" x ")));
+      const std::string note = notes.empty() ? "" : " (" + util::join(notes, ", ") + ")";
+      if (!r.fits) row.push_back("no" + note);
       else if (r.max_seq_len)
-        row.push_back(fmt::format("{}{}", util::format_number(static_cast<double>(*r.max_seq_len)), r.max_seq_capped ? " (max)" : ""));
+        row.push_back(util::format_number(static_cast<double>(*r.max_seq_len)) + note);
       else if (r.max_batch)
-        row.push_back(fmt::format("batch {}", util::format_number(static_cast<double>(*r.max_batch))));
+        row.push_back(fmt::format("batch {}{}", util::format_number(static_cast<double>(*r.max_batch)), note));
       else
-        row.push_back("yes*");
+        row.push_back("yes*" + note);
     }
     t.add(row);
   }
@@ -82,6 +90,9 @@ void run_fit(Context& ctx, const FitFlags& o) {
                            "vision: the largest batch; \"yes*\": the weights fit, but no published\n"
                            "activation figure exists to size a batch. Training plans use ZeRO/tensor parallelism where needed.\n",
                            *n, gpu.name, util::format_bytes(gpu.memory_bytes));
+  if (f == report::Format::table && std::any_of(rows.begin(), rows.end(), [](const rules::FitRow& r) { return !r.layout.empty(); }))
+    ctx.out << "\"(tp N)\": the model's heads do not split over every GPU, so N GPUs share each copy and the others\n"
+               "hold replicas.\n";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "context.h"
+#include "html_pages.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -11,19 +12,68 @@ namespace {
 
 struct RecommendFlags {
   estimate::WorkloadInput in;
-  std::string budget, power_limit, scenario, max_gpus, prefer, top = "5";
-  bool used = false, explain = false, pareto = false;
+  std::string budget, power_limit, scenario, max_gpus, prefer, top = "5", provider;
+  bool used = false, explain = false, pareto = false, cloud = false;
   std::string batch_file;
 };
+
+// "40/h", "$40/hour", "40 per hour": a rent rate. Returns the amount without the rate suffix.
+std::optional<std::string> strip_rate(const std::string& budget) {
+  std::string t = util::lower(util::trim(budget));
+  for (std::string_view suffix : {"/hour", "/hr", "/h", " per hour", "per hour"})
+    if (t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return util::trim(t.substr(0, t.size() - suffix.size()));
+  return std::nullopt;
+}
 
 rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimate::WorkloadInput* in = nullptr) {
   rules::Request r;
   r.base = in ? estimate::make_workload(*in, ctx.models(), &r.set) : ctx.workload(o.in, &r.set);
+  r.cloud = o.cloud || o.scenario == "cloud";
   if (!o.budget.empty()) {
-    auto b = util::parse_money(o.budget);
-    if (!b) throw Error("--budget: " + b.error());
+    auto rate = strip_rate(o.budget);
+    if (rate && !r.cloud)
+      throw Error(fmt::format("--budget: {} is a rent rate; add --cloud to plan renting, or give a purchase amount like 3000",
+                              util::quote(o.budget)));
+    auto b = util::parse_money(rate ? *rate : o.budget);
+    if (!b) {
+      if (r.cloud) throw Error(fmt::format("--budget: expected a rent budget like 40/h, $40/hour or 5000 (the whole job), got {}",
+                                           util::quote(o.budget)));
+      throw Error("--budget: " + b.error());
+    }
     if (*b <= 0) throw Error(fmt::format("--budget: must be positive, got {}", util::quote(o.budget)));
     r.budget_usd = *b;
+    r.budget_per_hour = rate.has_value();
+    if (r.cloud && !rate) {
+      if (r.base.tokens <= 0)
+        throw Error(fmt::format("--budget: with --cloud, {} is the rent for the whole job, which needs --tokens (tokens to {}); "
+                                "for an hourly rate write {}/h",
+                                util::quote(o.budget), estimate::is_training(r.base.task) ? "train on" : "generate", util::trim(o.budget)));
+      if (r.base.model.vision && !r.base.model.is_transformer())
+        throw Error(fmt::format("--budget: with --cloud, {} is the rent for a whole job, which has no length for a vision model; "
+                                "for an hourly rate write {}/h",
+                                util::quote(o.budget), util::trim(o.budget)));
+    }
+  }
+  if (r.cloud) {
+    if (o.used) throw Error("--used: does not apply with --cloud (rented instances have no used price)");
+    if (!o.power_limit.empty()) throw Error("--power-limit: does not apply with --cloud (the provider powers the instance)");
+    if (!o.scenario.empty() && o.scenario != "cloud")
+      throw Error(fmt::format("--scenario: {} plans a purchase; --cloud plans renting, so leave --scenario out or use cloud",
+                              util::quote(o.scenario)));
+  }
+  if (!o.provider.empty()) {
+    if (!r.cloud) throw Error("--provider: only applies with --cloud");
+    std::vector<std::string> known;
+    for (const auto& i : ctx.prices().instances)
+      if (!i.provider.empty() && std::find(known.begin(), known.end(), i.provider) == known.end()) known.push_back(i.provider);
+    for (const auto& p : util::split(o.provider, ',')) {
+      const std::string name = util::lower(util::trim(p));
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        throw Error(fmt::format("--provider: {} is not in the price list (providers: {}){}", util::quote(util::trim(p)),
+                                util::join(known, ", "), util::did_you_mean(name, known)));
+      r.providers.push_back(name);
+    }
   }
   if (!o.power_limit.empty()) {
     auto p = util::parse_power(o.power_limit);
@@ -31,13 +81,11 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     if (*p <= 0) throw Error(fmt::format("--power-limit: must be positive, got {}", util::quote(o.power_limit)));
     r.power_limit_w = *p;
   }
-  static const std::vector<std::string> scenarios = {"personal", "workstation", "datacenter", "edge"};
-  if (o.scenario == "cloud")
-    throw Error("--scenario cloud: recommend plans purchases; 'gpuadvisor cost --gpu ID' prices renting each GPU");
+  static const std::vector<std::string> scenarios = {"personal", "workstation", "datacenter", "edge", "cloud"};
   if (!o.scenario.empty() && std::find(scenarios.begin(), scenarios.end(), o.scenario) == scenarios.end())
-    throw Error(fmt::format("--scenario: expected one of personal, workstation, datacenter, edge, got {}{}",
+    throw Error(fmt::format("--scenario: expected one of personal, workstation, datacenter, edge, cloud, got {}{}",
                             util::quote(o.scenario), util::did_you_mean(o.scenario, scenarios)));
-  r.scenario = o.scenario;
+  r.scenario = r.cloud ? "cloud" : o.scenario;
   int def = o.scenario == "edge" ? 1 : o.scenario == "personal" ? 2 : o.scenario == "workstation" ? 4 : 8;
   r.max_gpus = def;
   if (!o.max_gpus.empty()) {
@@ -67,7 +115,7 @@ std::string speed_cell(const rules::Candidate& c) {
   if (p.images_per_s) return util::format_number(c.throughput) + " img/s";
   if (estimate::is_training(c.w.task)) {
     std::string s = util::format_number(c.throughput) + " tok/s";
-    if (p.time_s) s += ", " + util::format_duration(p.time_s->typical * p.tokens_per_s.typical / c.throughput);
+    if (p.time_s && !c.rent_hours) s += ", " + util::format_duration(p.time_s->typical * p.tokens_per_s.typical / c.throughput);
     return s;
   }
   return util::format_number(c.throughput) + " tok/s";
@@ -84,8 +132,21 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   j["tp"] = c.w.tp;
   j["zero"] = c.w.zero;
   j["checkpointing"] = c.w.checkpointing;
-  j["total_price_usd"] = c.price_usd ? util::Json(*c.price_usd) : util::Json(nullptr);
+  // Renting: the job's rent is its total price; unknown without --tokens.
+  const auto total = c.instance ? c.rent_usd : c.price_usd;
+  j["total_price_usd"] = total ? util::Json(*total) : util::Json(nullptr);
   j["price_kind"] = c.price_kind.empty() ? util::Json(nullptr) : util::Json(c.price_kind);
+  if (c.instance) {
+    util::Json inst;
+    inst["id"] = c.instance->id;
+    inst["provider"] = c.instance->provider;
+    inst["instance"] = c.instance->instance;
+    inst["region"] = c.instance->region.empty() ? util::Json(nullptr) : util::Json(c.instance->region);
+    inst["as_of"] = c.instance->as_of.empty() ? util::Json(nullptr) : util::Json(c.instance->as_of);
+    j["instance"] = inst;
+    j["usd_per_hour"] = c.usd_per_hour ? util::Json(*c.usd_per_hour) : util::Json(nullptr);
+    j["rent_hours"] = c.rent_hours ? util::Json(*c.rent_hours) : util::Json(nullptr);
+  }
   j["total_bytes"] = c.memory_need_bytes * c.count;
   j["per_gpu_bytes"] = c.memory_need_bytes;
   j["capacity_bytes"] = c.gpu->memory_bytes;
@@ -127,6 +188,7 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   util::Json j;
   j["workload"] = estimate::to_json(req.base);
   j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
+  if (req.cloud) j["budget_per"] = req.budget_usd ? util::Json(req.budget_per_hour ? "hour" : "job") : util::Json(nullptr);
   j["power_limit_w"] = req.power_limit_w ? util::Json(*req.power_limit_w) : util::Json(nullptr);
   j["scenario"] = req.scenario.empty() ? util::Json(nullptr) : util::Json(req.scenario);
   j["prefer"] = rules::name(rec.prefer);
@@ -152,7 +214,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   auto ruleset = rules::RuleSet::load(ctx.rule_files);
   rules::Data data{ctx.catalog(), ruleset, ctx.efficiency(), ctx.prices()};
   if (!o.batch_file.empty()) {
-    static const std::vector<std::string> own = {"budget", "power_limit", "scenario", "max_gpus", "used", "prefer", "top"};
+    static const std::vector<std::string> own = {"budget", "power_limit", "scenario", "max_gpus", "used", "prefer", "top", "cloud", "provider"};
     run_batch(ctx, o.batch_file, o.in, own, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
       RecommendFlags flags = o;
       auto text = [&](const std::string& key, std::string& into) {
@@ -166,7 +228,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       text("max_gpus", flags.max_gpus);
       text("prefer", flags.prefer);
       text("top", flags.top);
+      text("provider", flags.provider);
       if (line.has("used")) flags.used = line.boolean("used");
+      if (line.has("cloud")) flags.cloud = line.boolean("cloud");
       auto req = make_request(ctx, flags, &in);
       auto rec = rules::recommend(req, data);
       if (rec.plans.empty()) code = Exit::no;
@@ -174,7 +238,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     });
     return;
   }
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format(kTabularHtml);
   auto req = make_request(ctx, o);
   auto rec = rules::recommend(req, data);
   if (rec.plans.empty()) ctx.exit = Exit::no;
@@ -188,12 +252,20 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     return;
   }
   using report::Align;
+  const bool job_known = req.cloud && req.base.tokens > 0;
   auto plan_table = [&](const std::vector<std::size_t>& idx, std::size_t n, bool ranked) {
-    report::Table t({{"#", Align::right}, {"GPU"}, {"Count", Align::right}, {"Precision"}, {"Price", Align::right},
-                     {"Memory/GPU", Align::right}, {"Speed", Align::right}, {"Score", Align::right}, {"Why"}});
+    std::vector<report::Column> cols = {{"#", Align::right}, {"GPU"}, {"Count", Align::right}, {"Precision"}, {"Price", Align::right},
+                                        {"Memory/GPU", Align::right}, {"Speed", Align::right}, {"Score", Align::right}, {"Why"}};
+    if (req.cloud) {
+      cols[4] = {"Rate", Align::right};
+      cols.insert(cols.begin() + 1, report::Column{"Instance"});
+      if (job_known) cols.insert(cols.begin() + 6, report::Column{"Job", Align::right});
+    }
+    report::Table t(cols);
     for (std::size_t k = 0; k < n && k < idx.size(); ++k) {
       const auto& c = rec.candidates[idx[k]];
       std::string price = c.price_usd ? util::format_money(*c.price_usd) + (c.price_kind == "street" ? "" : " " + c.price_kind) : "unknown";
+      if (c.instance) price = c.usd_per_hour ? rules::format_rate(*c.usd_per_hour) : "unknown";
       std::string why = c.reason;
       for (const auto& oc : c.outcomes)
         if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice) why += "; " + oc.rule->id;
@@ -201,30 +273,84 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       if (estimate::is_training(c.w.task) && c.count > 1)
         layout += fmt::format(" {}{}", c.w.zero ? fmt::format("z{}", c.w.zero) : "dp", c.w.tp > 1 ? fmt::format(" tp{}", c.w.tp) : "");
       if (c.w.checkpointing == "full" && c.w.task != estimate::Task::qlora) layout += " ckpt";
-      t.add({ranked ? std::to_string(k + 1) : "-", c.gpu->id, std::to_string(c.count), layout, price,
-             fmt::format("{} / {}", util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes)), speed_cell(c),
-             util::format_number(c.score), why});
+      std::vector<std::string> row = {ranked ? std::to_string(k + 1) : "-", c.gpu->id, std::to_string(c.count), layout, price,
+                                      fmt::format("{} / {}", util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes)),
+                                      speed_cell(c), util::format_number(c.score), why};
+      if (req.cloud) {
+        row.insert(row.begin() + 1, c.instance ? rules::instance_label(*c.instance) : "");
+        if (job_known)
+          row.insert(row.begin() + 6, c.rent_usd ? fmt::format("{}, {}", util::format_money(*c.rent_usd), util::format_duration(*c.rent_hours * 3600))
+                                                 : "unknown");
+      }
+      t.add(std::move(row));
     }
     return t;
   };
+  if (f == report::Format::html) {
+    ctx.out << recommend_html(ctx, req, rec, plan_table(rec.plans, top, true), plan_table(rec.pareto, o.pareto ? rec.pareto.size() : 0, false));
+    return;
+  }
 
+  if (f == report::Format::csv) {
+    // For scripts: the plans alone, one row each with plain numbers in SI units (as the JSON keys);
+    // empty fields are unknown. No rows when nothing fits.
+    auto num = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
+    std::vector<report::Column> cols;
+    for (const char* h : {"rank", "gpu_id", "count", "precision", "task", "total_price_usd", "price_kind", "per_gpu_bytes",
+                          "capacity_bytes", "throughput", "time_s", "score"})
+      cols.push_back({h});
+    if (req.cloud)
+      for (const char* h : {"instance_id", "usd_per_hour", "rent_hours"}) cols.push_back({h});
+    cols.push_back({"reason"});
+    report::Table t(cols);
+    for (std::size_t k = 0; k < top; ++k) {
+      const auto& c = rec.candidates[rec.plans[k]];
+      std::vector<std::string> row = {std::to_string(k + 1), c.gpu->id, std::to_string(c.count), c.w.precision,
+                                      std::string(estimate::name(c.w.task)), num(c.instance ? c.rent_usd : c.price_usd), c.price_kind,
+                                      num(c.memory_need_bytes), num(c.gpu->memory_bytes), num(c.throughput),
+                                      num(c.perf.time_s ? std::optional<double>(c.perf.time_s->typical) : std::nullopt), num(c.score)};
+      if (req.cloud) {
+        row.push_back(c.instance ? c.instance->id : "");
+        row.push_back(num(c.usd_per_hour));
+        row.push_back(num(c.rent_hours));
+      }
+      row.push_back(c.reason);
+      t.add(std::move(row));
+    }
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
   ctx.out << ctx.style.bold(describe(req.base));
-  if (req.budget_usd) ctx.out << fmt::format(", budget {}", util::format_money(*req.budget_usd));
+  if (req.budget_usd && req.cloud)
+    ctx.out << fmt::format(", rent budget {}", req.budget_per_hour ? rules::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
+  else if (req.budget_usd)
+    ctx.out << fmt::format(", budget {}", util::format_money(*req.budget_usd));
   if (req.power_limit_w) ctx.out << fmt::format(", power limit {} W", util::format_number(*req.power_limit_w));
   if (!req.scenario.empty()) ctx.out << ", " << req.scenario;
   ctx.out << "\n\n";
   if (top > 0) {
     ctx.out << plan_table(rec.plans, top, true).render(f, ctx.style);
     const auto& best = rec.candidates[rec.plans.front()];
-    ctx.out << fmt::format("\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
-                           best.price_usd ? util::format_money(*best.price_usd) : "price unknown", best.power_cap_w
-                               ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
-                           rec.score_unit);
+    if (best.instance)
+      ctx.out << fmt::format("\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
+                             best.gpu->name, best.w.precision,
+                             best.usd_per_hour ? rules::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
+                             best.rent_usd ? fmt::format(", {} for the job ({})", util::format_money(*best.rent_usd),
+                                                         util::format_duration(*best.rent_hours * 3600))
+                                           : "",
+                             rec.score_unit);
+    else
+      ctx.out << fmt::format("\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
+                             best.price_usd ? util::format_money(*best.price_usd) : "price unknown", best.power_cap_w
+                                 ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
+                             rec.score_unit);
     std::vector<std::string> warnings;
     for (std::size_t k = 0; k < top; ++k)
       for (const auto& oc : rec.candidates[rec.plans[k]].outcomes)
         if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice)
-          warnings.push_back(fmt::format("{}: {} [{}]", rec.candidates[rec.plans[k]].gpu->id, oc.message, oc.rule->id));
+          warnings.push_back(fmt::format("{}: {} [{}]", rec.candidates[rec.plans[k]].instance ? rec.candidates[rec.plans[k]].instance->id
+                                                                                               : rec.candidates[rec.plans[k]].gpu->id,
+                                         oc.message, oc.rule->id));
     if (!warnings.empty()) {
       ctx.out << "\nNotes:\n";
       for (const auto& wn : warnings) ctx.out << "  - " << wn << "\n";
@@ -237,7 +363,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     ctx.out << "\nNearest rejected:\n";
     for (auto i : rec.rejected) {
       const auto& c = rec.candidates[i];
-      ctx.out << fmt::format("  - {} x{} {}: {}\n", c.gpu->id, c.count, c.w.precision, failed_line(c));
+      ctx.out << fmt::format("  - {}: {}\n", c.label(), failed_line(c));
     }
   }
   if (o.pareto && !rec.pareto.empty()) {
@@ -252,8 +378,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       const auto& c = rec.candidates[i];
       ctx.out << fmt::format("  {} ({}):\n", c.label(), c.accepted ? "accepted" : "rejected");
       for (const auto& oc : c.outcomes)
-        ctx.out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id, !oc.applicable ? "n/a" : oc.passed ? "pass" : "FAIL",
-                               oc.passed ? rules::to_string(c.metrics.get(oc.rule->metric)) : oc.message);
+        ctx.out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id,
+                               !oc.applicable ? "n/a" : oc.passed ? "pass" : oc.rule->kind == rules::Kind::advice ? "warn" : "FAIL",
+                               !oc.applicable ? "-" : oc.passed ? rules::to_string(c.metrics.get(oc.rule->metric)) : oc.message);
     }
   }
   ctx.out << "\nAssumed:\n";
@@ -269,9 +396,13 @@ void setup_recommend(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("recommend", "Ranked GPU plans for a workload within budget, power and scenario, with reasons");
   add_workload_options(*cmd, o->in, ctx);
   auto* c = "Constraints";
-  cmd->add_option("--budget", o->budget, "Purchase budget in USD (3000, $3,000, 3k)")->group(c);
+  cmd->add_option("--budget", o->budget, "Purchase budget in USD (3000, $3,000, 3k); with --cloud a rate (40/h) or the job's total")->group(c);
   cmd->add_option("--power-limit", o->power_limit, "Total power limit (30W, 0.7kW)")->group(c);
-  cmd->add_option("--scenario", o->scenario, "personal, workstation, datacenter or edge")->group(c);
+  cmd->add_option("--scenario", o->scenario, "personal, workstation, datacenter, edge or cloud (= --cloud)")->group(c);
+  cmd->add_flag("--cloud", o->cloud, "Rent instead of buy: plans are cloud instances; --budget 40/h is a rate, a plain amount the whole job (needs --tokens)")
+      ->group(c);
+  cmd->add_option("--provider", o->provider, "With --cloud: only these providers, comma-separated (aws, gcp, azure, lambda, runpod, ...)")
+      ->group(c);
   cmd->add_option("--max-gpus", o->max_gpus, "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, else 8)")->group(c);
   cmd->add_flag("--used", o->used, "Include used-market prices where known")->group(c);
   cmd->add_option("--prefer", o->prefer, "Ranking: balanced, cost, speed or efficiency")->group(c);
@@ -282,15 +413,18 @@ void setup_recommend(CLI::App& app, Context& ctx) {
   cmd->add_flag("--explain", o->explain, "Show every rule's outcome for each plan shown");
   cmd->add_flag("--pareto", o->pareto, "Also list the plans not dominated on price and speed");
   cmd->add_option("--rules", ctx.rule_files, "Extra rules or overrides (JSON, as data/rules.json); repeatable")->type_name("FILE");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
   add_catalog_option(*cmd, ctx);
+  add_prices_option(*cmd, ctx);
   cmd->footer(
       "Exit status: 0 with plans, 1 when nothing fits (the output says the cheapest ways out), 2 bad input.\n"
       "Examples:\n"
       "  gpuadvisor recommend --model 10B --budget 3000\n"
       "  gpuadvisor recommend --model llama-3.1-70b --task qlora --budget 50000 --explain\n"
       "  gpuadvisor recommend --model yolov8s --scenario edge --power-limit 30W\n"
-      "  gpuadvisor recommend --model llama-3.1-8b --task lora --budget 10k --used --prefer cost --format json");
+      "  gpuadvisor recommend --model llama-3.1-8b --task lora --budget 10k --used --prefer cost --format json\n"
+      "  gpuadvisor recommend --model llama-3.1-70b --task qlora --cloud --budget 5/h\n"
+      "  gpuadvisor recommend --model llama-3.1-8b --task train --tokens 20B --cloud --budget 20k --prefer cost");
   cmd->callback([&ctx, o] { run_recommend(ctx, *o); });
 }
 

@@ -57,17 +57,32 @@ double distance(const Candidate& c, const Request& req) {
   double d = c.hint.empty() ? 5 : 0;
   for (const auto& o : c.outcomes) {
     if (o.passed || o.rule->kind != Kind::constraint) continue;
-    d += o.rule->id == "price-known" ? 50 : 10;
+    // An unknown price is a data gap, nearer than a GPU the scenario excludes.
+    d += o.rule->id == "price-known" ? 25 : o.rule->id == "scenario-segment" ? 30 : 10;
     if (o.rule->id == "memory-fit") d += std::max(0.0, 0.10 - c.fit.headroom_bytes / c.fit.capacity_bytes);
     if (o.rule->id == "budget" && c.price_usd && req.budget_usd) d += std::min(5.0, std::log2(*c.price_usd / *req.budget_usd));
+    if (o.rule->id == "cloud-budget" && req.budget_usd) {
+      const auto rent = req.budget_per_hour ? c.usd_per_hour : c.rent_usd;
+      if (rent) d += std::min(5.0, std::log2(*rent / *req.budget_usd));
+    }
   }
   return d;
 }
 
+// Hours a rented instance takes for the job: training the workload's tokens, or generating them
+// at the batch's decode rate. Unknown without --tokens.
+std::optional<double> job_hours(const Candidate& c) {
+  if (c.w.tokens <= 0 || !c.perf.available || c.throughput <= 0) return std::nullopt;
+  if (estimate::is_training(c.w.task)) return c.perf.time_s ? std::optional<double>(c.perf.time_s->typical / 3600) : std::nullopt;
+  if (c.perf.images_per_s || c.perf.decode_total_tokens_per_s.typical <= 0) return std::nullopt;
+  return c.w.tokens / c.perf.decode_total_tokens_per_s.typical / 3600;
+}
+
 Candidate evaluate_candidate(const Request& req, const Data& data, const catalog::Gpu& gpu, int count,
-                             const std::string& precision, const Metrics& options) {
+                             const std::string& precision, const Metrics& options, const catalog::CloudInstance* inst = nullptr) {
   Candidate c;
   c.gpu = &gpu;
+  c.instance = inst;
   c.count = count;
   c.w = req.base;
   c.w.precision = precision;
@@ -75,19 +90,31 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
   if (!estimate::is_training(c.w.task) && !req.set.tp && !req.set.pp) c.w.tp = count;
   if (estimate::is_training(c.w.task)) c.w = estimate::plan_layout(c.w, req.set, gpu, data.eff);
   else estimate::apply_gpu_defaults(c.w, req.set, gpu);
-  auto mem = estimate::estimate_memory(c.w, data.eff, false);
-  c.memory_need_bytes = mem.per_gpu_bytes;
+  c.memory_need_bytes = estimate::memory_bytes(c.w, data.eff).per_gpu_bytes;
   c.fit.capacity_bytes = gpu.memory_bytes;
   c.fit.usable_bytes = gpu.memory_bytes;
-  c.fit.headroom_bytes = gpu.memory_bytes - mem.per_gpu_bytes;
+  c.fit.headroom_bytes = gpu.memory_bytes - c.memory_need_bytes;
   c.fit.fits = c.fit.headroom_bytes >= 0;
-  c.perf = estimate::estimate_perf(c.w, gpu, data.eff);
+  c.perf = estimate::estimate_perf(c.w, gpu, data.eff, false);
   c.throughput = throughput_of(c.perf, c.w);
 
-  // Price: count x unit price.
-  auto unit = gpu.price_usd(req.used);
-  c.price_kind = gpu.price_kind(req.used);
-  if (unit) c.price_usd = *unit * count;
+  // Price: count x unit price to buy; to rent, the instance's rate (and the job's rent when its
+  // length is known).
+  std::optional<double> unit;
+  if (inst) {
+    c.price_kind = inst->pricing;
+    c.rent_hours = job_hours(c);
+    if (inst->usd_per_hour) {
+      c.usd_per_hour = *inst->usd_per_hour;
+      unit = *inst->usd_per_hour / count;
+      if (c.rent_hours) c.rent_usd = *c.rent_hours * *c.usd_per_hour;
+      c.price_usd = c.rent_usd ? c.rent_usd : c.usd_per_hour;
+    }
+  } else {
+    unit = gpu.price_usd(req.used);
+    c.price_kind = gpu.price_kind(req.used);
+    if (unit) c.price_usd = *unit * count;
+  }
 
   // Power: a configurable range lets the plan run capped at the limit.
   const double min_power = gpu.power_min_w.value_or(gpu.tdp_w);
@@ -98,77 +125,108 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
 
   auto& m = c.metrics;
   const double headroom = c.fit.headroom_bytes / gpu.memory_bytes;
-  m.set("memory_headroom_fraction", headroom, fmt::format("{:.0f}%", headroom * 100));
-  m.set("memory_need_bytes", c.memory_need_bytes, util::format_bytes(c.memory_need_bytes));
-  m.set("memory_need", c.memory_need_bytes, util::format_bytes(c.memory_need_bytes));
-  m.set("memory_capacity_bytes", gpu.memory_bytes, util::format_bytes(gpu.memory_bytes));
-  m.set("memory_capacity", gpu.memory_bytes, util::format_bytes(gpu.memory_bytes));
-  {
-    // What the memory is made of, for the memory-fit message.
-    std::vector<std::string> parts;
-    double other = 0;
-    for (const auto& l : mem.lines) {
-      if (l.id == "weights" || l.id == "kv_cache" || l.id == "activations" || l.id == "optimizer_state" || l.id == "gradients" ||
-          l.id == "master_weights")
-        parts.push_back(fmt::format("{}{} {}", l.id == "weights" ? precision + " " : "", l.label, util::format_bytes(l.per_gpu_bytes)));
-      else
-        other += l.per_gpu_bytes;
-    }
-    parts.push_back("overheads " + util::format_bytes(other));
-    m.set("memory_parts", util::join(parts, " + "));
-  }
+  // Numbers are set with how a message shows them (Shown): their text is only made for the
+  // messages of the rules a candidate fails.
+  m.set(Metric::memory_headroom_fraction, headroom, Shown::percent);
+  m.set(Metric::memory_need_bytes, c.memory_need_bytes, Shown::bytes);
+  m.set("memory_need", c.memory_need_bytes, Shown::bytes);
+  m.set(Metric::memory_capacity_bytes, gpu.memory_bytes, Shown::bytes);
+  m.set("memory_capacity", gpu.memory_bytes, Shown::bytes);
   double need_share = 0.10;
   if (const auto* mf = data.rules.find("memory-fit"); mf && std::holds_alternative<double>(mf->threshold))
     need_share = std::get<double>(mf->threshold);
   c.fit.usable_bytes = gpu.memory_bytes * (1 - need_share);
   c.fit.fits = headroom >= need_share;
-  m.set("memory_verdict", std::string(headroom < 0 ? fmt::format("short by {}", util::format_bytes(-c.fit.headroom_bytes))
-                                                   : fmt::format("only {:.0f}% left, below the {:.0f}% headroom", headroom * 100,
-                                                                 need_share * 100)));
-  m.set("total_price_usd", c.price_usd ? Value(*c.price_usd) : Value(), c.price_usd ? util::format_money(*c.price_usd) : "unknown");
-  m.set("total_price", c.price_usd ? Value(*c.price_usd) : Value(), c.price_usd ? util::format_money(*c.price_usd) : "unknown");
-  m.set("unit_price", unit ? Value(*unit) : Value(), unit ? util::format_money(*unit) : "unknown");
-  m.set("price_kind", c.price_kind);
-  m.set("price_known", unit.has_value());
-  m.set("used_price", c.price_kind == "used");
-  m.set("total_tdp_w", gpu.tdp_w * count, util::format_number(gpu.tdp_w * count) + " W");
-  m.set("min_total_power_w", min_power * count, util::format_number(min_power * count) + " W");
-  m.set("min_total_power", min_power * count, util::format_number(min_power * count) + " W");
-  m.set("min_power", min_power, util::format_number(min_power) + " W");
+  if (inst) {
+    // Renting: the cloud-budget rule reads the rate or the job's rent; the purchase budget rule
+    // does not apply (no total_price_usd).
+    const auto rent = req.budget_per_hour ? c.usd_per_hour : c.rent_usd;
+    std::string shown = "unknown";
+    if (c.usd_per_hour) shown = format_rate(*c.usd_per_hour);
+    if (!req.budget_per_hour && c.rent_usd)
+      shown = fmt::format("{}, {} at {}", util::format_money(*c.rent_usd), util::format_duration(*c.rent_hours * 3600),
+                          format_rate(*c.usd_per_hour));
+    m.set("rent_price_usd", rent ? Value(*rent) : Value(), shown);
+    m.set("rent_price", rent ? Value(*rent) : Value(), shown);
+    m.set("instance", instance_label(*inst));
+    m.set("pricing", inst->pricing);
+    m.set("unit_price", unit ? Value(*unit) : Value(), unit ? format_rate(*unit) : "unknown");
+    m.set("price_kind", c.price_kind);
+    m.set(Metric::price_known, rent.has_value());
+  } else {
+    m.set(Metric::total_price_usd, c.price_usd ? Value(*c.price_usd) : Value(), Shown::money);
+    m.set("total_price", c.price_usd ? Value(*c.price_usd) : Value(), Shown::money);
+    m.set("unit_price", unit ? Value(*unit) : Value(), Shown::money);
+    m.set(Metric::price_known, unit.has_value());
+  }
+  m.set(Metric::used_price, c.price_kind == "used");
+  m.set(Metric::total_tdp_w, gpu.tdp_w * count, Shown::watts);
+  m.set(Metric::min_total_power_w, min_power * count, Shown::watts);
+  m.set("min_total_power", min_power * count, Shown::watts);
+  m.set("min_power", min_power, Shown::watts);
   // The precision the math runs at: the format's (NF4 and int4 bases dequantize to 16-bit).
-  const Precision compute = c.w.format().compute;
-  const bool supported = gpu.peak_flops(compute).has_value();
-  m.set("precision_supported", supported);
-  m.set("compute_precision", std::string(catalog::name(compute)));
-  m.set("architecture", gpu.architecture);
-  m.set("precision", precision);
-  m.set("precision_requirement",
-        std::string(compute == Precision::bf16 ? "Ampere or newer" : compute == Precision::fp8 ? "Ada, Hopper or newer"
-                    : compute == Precision::int8 ? "INT8 Tensor Cores" : "a published peak"));
+  Precision compute = c.w.format().compute;
+  // A quantized base (NF4) dequantizes to a compute dtype of choice: fp16 where the GPU has no bf16
+  // (bitsandbytes bnb_4bit_compute_dtype), as QLoRA runs on Turing and Volta.
+  if (compute == Precision::bf16 && c.w.format().payload_bits < 16 && !gpu.peak_flops(Precision::bf16) && gpu.peak_flops(Precision::fp16))
+    compute = Precision::fp16;
+  m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
   const auto segs = scenario_segments(req.scenario);
-  m.set("segment_allowed", std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
-  m.set("segment", gpu.segment);
-  m.set("scenario_segments", util::join(segs, ", "));
-  m.set("pcie_only_multi_gpu_training", estimate::is_training(c.w.task) && count > 1 && !gpu.has_fast_interconnect());
-  m.set("scaling_percent", fmt::format("{:.0f}%", c.perf.scaling * 100));
-  m.set("geforce_in_datacenter", req.scenario == "datacenter" && gpu.segment == "consumer" && gpu.vendor == "nvidia");
-  m.set("vendor_nvidia", gpu.vendor == "nvidia");
-  m.set("vendor", gpu.vendor == "amd" ? "AMD" : gpu.vendor == "intel" ? "Intel" : "NVIDIA");
-  m.set("gpus", static_cast<double>(count), std::to_string(count));
-  m.set("count", static_cast<double>(count), std::to_string(count));
-  m.set("gpu", gpu.name);
-  m.set("throughput", c.throughput);
-  if (c.perf.time_s) m.set("time_s", c.perf.time_s->typical, util::format_duration(c.perf.time_s->typical));
-  if (c.price_usd && c.perf.available) m.set("flops_per_usd", c.perf.peak_flops * count / *c.price_usd);
-  m.set("bandwidth_gbs", gpu.memory_bandwidth_gbs);
+  m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
+  m.set(Metric::pcie_only_multi_gpu_training, estimate::is_training(c.w.task) && count > 1 && !gpu.has_fast_interconnect());
+  m.set(Metric::geforce_in_datacenter, req.scenario == "datacenter" && gpu.segment == "consumer" && gpu.vendor == "nvidia");
+  m.set(Metric::vendor_nvidia, gpu.vendor == "nvidia");
+  m.set(Metric::gpus, static_cast<double>(count), Shown::count);
+  m.set("count", static_cast<double>(count), Shown::count);
+  m.set(Metric::throughput, c.throughput);
+  if (c.perf.time_s) m.set(Metric::time_s, c.perf.time_s->typical, Shown::duration);
+  if (c.price_usd && c.perf.available) m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
+  m.set(Metric::bandwidth_gbs, gpu.memory_bandwidth_gbs);
+
+  // Texts only messages read, made when one does: most candidates fail no rule that shows them.
+  // They refer to this function's locals, so they are dropped before it returns.
+  m.texts = [&](std::string_view key) -> std::optional<std::string> {
+    if (key == "memory_parts") {
+      // What the memory is made of, for the memory-fit message.
+      std::vector<std::string> parts;
+      double other = 0;
+      for (const auto& l : estimate::estimate_memory(c.w, data.eff, false).lines) {
+        if (l.id == "weights" || l.id == "kv_cache" || l.id == "activations" || l.id == "optimizer_state" || l.id == "gradients" ||
+            l.id == "master_weights")
+          parts.push_back(fmt::format("{}{} {}", l.id == "weights" ? precision + " " : "", l.label, util::format_bytes(l.per_gpu_bytes)));
+        else
+          other += l.per_gpu_bytes;
+      }
+      parts.push_back("overheads " + util::format_bytes(other));
+      return util::join(parts, " + ");
+    }
+    if (key == "memory_verdict")
+      return headroom < 0 ? fmt::format("short by {}", util::format_bytes(-c.fit.headroom_bytes))
+                          : fmt::format("only {:.0f}% left, below the {:.0f}% headroom", headroom * 100, need_share * 100);
+    if (key == "price_kind") return c.price_kind;
+    if (key == "compute_precision") return std::string(catalog::name(compute));
+    if (key == "architecture") return gpu.architecture;
+    if (key == "precision") return precision;
+    if (key == "precision_requirement")
+      return std::string(compute == Precision::bf16 ? "Ampere or newer" : compute == Precision::fp8 ? "Ada, Hopper or newer"
+                         : compute == Precision::int8 ? "INT8 Tensor Cores" : "a published peak");
+    if (key == "segment") return gpu.segment;
+    if (key == "scenario_segments") return util::join(segs, ", ");
+    if (key == "scaling_percent") return fmt::format("{:.0f}%", c.perf.scaling * 100);
+    if (key == "vendor") return std::string(gpu.vendor == "amd" ? "AMD" : gpu.vendor == "intel" ? "Intel" : "NVIDIA");
+    if (key == "gpu") return gpu.name;
+    return std::nullopt;
+  };
 
   c.accepted = true;
+  c.outcomes.reserve(data.rules.rules().size());
   for (const auto& r : data.rules.rules()) {
     if (r.scope != "recommend") continue;
     auto o = evaluate(r, m, options);
     if (o.applicable && !o.passed && r.kind == Kind::constraint) c.accepted = false;
     c.outcomes.push_back(std::move(o));
   }
+  m.texts = nullptr;
   if (!c.perf.available) c.accepted = false;
   return c;
 }
@@ -178,18 +236,39 @@ double score_of(const Candidate& c, Prefer p) {
   if (t <= 0) return 0;
   double watts = c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w * c.count;
   double s = 0;
-  switch (p) {
-    case Prefer::speed: s = t; break;
-    case Prefer::efficiency: s = t / (watts / 1000); break;
-    case Prefer::cost: s = c.price_usd ? t / (*c.price_usd / 1000) : 0; break;
-    case Prefer::balanced: s = c.price_usd ? t / std::sqrt(*c.price_usd / 1000) : 0; break;
+  if (c.instance) {
+    // Renting: what an hour buys. Units per dollar = throughput x 3600 / ($/h).
+    const double rate = c.usd_per_hour.value_or(0);
+    switch (p) {
+      case Prefer::speed: s = t; break;
+      case Prefer::efficiency: s = t / (watts / 1000); break;
+      case Prefer::cost: s = rate > 0 ? t * 3600 / rate : 0; break;
+      case Prefer::balanced: s = rate > 0 ? t / std::sqrt(rate) : 0; break;
+    }
+  } else {
+    switch (p) {
+      case Prefer::speed: s = t; break;
+      case Prefer::efficiency: s = t / (watts / 1000); break;
+      case Prefer::cost: s = c.price_usd ? t / (*c.price_usd / 1000) : 0; break;
+      case Prefer::balanced: s = c.price_usd ? t / std::sqrt(*c.price_usd / 1000) : 0; break;
+    }
   }
   for (const auto& o : c.outcomes)
     if (o.applicable && !o.passed && o.rule->kind == Kind::advice) s *= 1 - o.rule->weight;
   return s;
 }
 
-std::string score_unit(Prefer p, const std::string& tu) {
+std::string score_unit(Prefer p, const std::string& tu, bool cloud) {
+  if (cloud) {
+    // "tokens/s per sequence" -> "tokens per $" for the cost ranking.
+    std::string per_dollar = tu.substr(0, tu.find("/s")) + (tu.find("per sequence") != std::string::npos ? " per sequence" : "") + " per $";
+    switch (p) {
+      case Prefer::speed: return tu;
+      case Prefer::efficiency: return tu + " per kW";
+      case Prefer::cost: return per_dollar;
+      case Prefer::balanced: return tu + " per sqrt($/h)";
+    }
+  }
   switch (p) {
     case Prefer::speed: return tu;
     case Prefer::efficiency: return tu + " per kW";
@@ -211,55 +290,94 @@ std::string_view name(Prefer p) {
   return "balanced";
 }
 
-std::string Candidate::label() const { return fmt::format("{} x{} {}", gpu->id, count, w.precision); }
+std::string format_rate(double usd_per_hour) { return fmt::format("${:.2f}/h", usd_per_hour); }
+
+std::string instance_label(const catalog::CloudInstance& inst) {
+  return inst.provider.empty() ? inst.instance : inst.provider + " " + inst.instance;
+}
+
+std::string Candidate::label() const {
+  if (instance) return fmt::format("{} {}", instance->id, w.precision);
+  return fmt::format("{} x{} {}", gpu->id, count, w.precision);
+}
 
 Recommendation recommend(const Request& req, const Data& data) {
   Recommendation out;
-  out.prefer = req.prefer ? *req.prefer : req.scenario == "edge" ? Prefer::efficiency : req.budget_usd ? Prefer::balanced : Prefer::speed;
+  // Renting is always priced per hour: rank by speed per rate unless told otherwise.
+  out.prefer = req.prefer                ? *req.prefer
+               : req.scenario == "edge"  ? Prefer::efficiency
+               : req.budget_usd || req.cloud ? Prefer::balanced
+                                         : Prefer::speed;
   const std::string tu = throughput_unit(req.base);
-  out.score_unit = score_unit(out.prefer, tu);
+  out.score_unit = score_unit(out.prefer, tu, req.cloud);
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
   if (!req.set.precision)
     out.defaults.push_back(estimate::is_training(req.base.task)
                                ? fmt::format("precision: {} for {}", req.base.task == Task::qlora ? "nf4" : "bf16 (fp16 where the GPU has no bf16)",
                                              estimate::name(req.base.task))
                                : "precision: the best that fits each GPU, in order fp16, fp8, int8, int4");
-  out.defaults.push_back(fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
-  out.defaults.push_back(fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
-  if (req.scenario.empty()) out.defaults.push_back("scenario: any (--scenario personal|workstation|datacenter|edge)");
-  out.defaults.push_back(req.used ? "prices: used-market where known, else street, else launch MSRP"
-                                  : "prices: street where known, else launch MSRP (--used for used-market prices)");
+  if (req.cloud) {
+    out.defaults.push_back(fmt::format("instances: one rented instance per plan, from the {} in the price list{} (--prices FILE adds yours)",
+                                       data.prices.instances.size(),
+                                       req.providers.empty() ? "" : ", providers " + util::join(req.providers, ", ")));
+    out.defaults.push_back(fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    out.defaults.push_back("prices: on-demand hourly rates as listed; no storage, egress or reserved/spot discounts");
+    if (req.base.tokens <= 0) out.defaults.push_back("job length: unknown (--tokens N prices the whole job)");
+  } else {
+    out.defaults.push_back(fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
+    out.defaults.push_back(fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    if (req.scenario.empty()) out.defaults.push_back("scenario: any (--scenario personal|workstation|datacenter|edge|cloud)");
+    out.defaults.push_back(req.used ? "prices: used-market where known, else street, else launch MSRP"
+                                    : "prices: street where known, else launch MSRP (--used for used-market prices)");
+  }
 
   Metrics options;
-  if (req.budget_usd) options.set("budget", *req.budget_usd, util::format_money(*req.budget_usd));
+  if (req.budget_usd)
+    options.set("budget", *req.budget_usd, req.cloud && req.budget_per_hour ? format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
   if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
 
-  std::vector<int> counts;
-  if (req.set.gpus) counts = {req.base.gpus};
-  else
-    for (int n = 1; n <= req.max_gpus; n *= 2) counts.push_back(n);
-
-  for (const auto& gpu : data.catalog.gpus()) {
-    for (int n : counts) {
-      for (const auto& p : precisions_for(req.base, req.set, gpu)) {
-        estimate::Workload probe = req.base;
-        probe.gpus = n;
-        probe.precision = p;
-        if (!estimate::is_training(probe.task) && !req.set.tp && !req.set.pp) probe.tp = n;
-        if (!estimate::check_layout(probe).empty() && !estimate::is_training(probe.task)) continue;
-        out.candidates.push_back(evaluate_candidate(req, data, gpu, n, p, options));
-      }
+  // The layout check of each (count, precision) runs on one copy of the base workload, not one each.
+  estimate::Workload probe = req.base;
+  // Room for every candidate (up to 4 counts x 4 precisions a GPU), so that none is moved.
+  out.candidates.reserve((req.cloud ? data.prices.instances.size() : 4 * data.catalog.gpus().size()) * 4);
+  auto add_candidates = [&](const catalog::Gpu& gpu, int n, const catalog::CloudInstance* inst) {
+    for (const auto& p : precisions_for(req.base, req.set, gpu)) {
+      probe.gpus = n;
+      probe.precision = p;
+      probe.tp = !estimate::is_training(probe.task) && !req.set.tp && !req.set.pp ? n : req.base.tp;
+      if (!estimate::check_layout(probe).empty() && !estimate::is_training(probe.task)) continue;
+      out.candidates.push_back(evaluate_candidate(req, data, gpu, n, p, options, inst));
     }
+  };
+  if (req.cloud) {
+    for (const auto& inst : data.prices.instances) {
+      if (!req.providers.empty() && std::find(req.providers.begin(), req.providers.end(), inst.provider) == req.providers.end())
+        continue;
+      if (req.set.gpus && inst.gpu_count != req.base.gpus) continue;
+      if (req.max_gpus_set && inst.gpu_count > req.max_gpus) continue;
+      const catalog::Gpu* gpu = data.catalog.find(inst.gpu_id);
+      if (!gpu) throw Error(fmt::format("cloud instance {}: gpu_id {} is not in the catalog", util::quote(inst.id), util::quote(inst.gpu_id)));
+      add_candidates(*gpu, inst.gpu_count, &inst);
+    }
+  } else {
+    std::vector<int> counts;
+    if (req.set.gpus) counts = {req.base.gpus};
+    else
+      for (int n = 1; n <= req.max_gpus; n *= 2) counts.push_back(n);
+    for (const auto& gpu : data.catalog.gpus())
+      for (int n : counts) add_candidates(gpu, n, nullptr);
   }
   for (auto& c : out.candidates) c.score = c.accepted ? score_of(c, out.prefer) : 0;
 
   // Plans: per GPU model and count the first accepted precision (best quality); then one plan per
   // GPU model, best score first.
-  std::map<std::pair<std::string, int>, std::size_t> chosen;
+  // A plan is a GPU model and count (to buy) or an instance (to rent).
+  auto plan_key = [](const Candidate& c) { return c.instance ? c.instance->id : fmt::format("{} x{}", c.gpu->id, c.count); };
+  std::map<std::string, std::size_t> chosen;
   for (std::size_t i = 0; i < out.candidates.size(); ++i) {
     const auto& c = out.candidates[i];
-    auto key = std::make_pair(c.gpu->id, c.count);
+    auto key = plan_key(c);
     if (c.accepted && !chosen.count(key)) chosen[key] = i;
   }
   std::vector<std::size_t> accepted;
@@ -274,9 +392,11 @@ Recommendation recommend(const Request& req, const Data& data) {
     return x.count < y.count;
   };
   std::sort(accepted.begin(), accepted.end(), better);
+  // One plan per GPU model to buy; to rent, one per GPU model and count (the best instance).
   std::set<std::string> seen;
   for (auto i : accepted) {
-    if (seen.insert(out.candidates[i].gpu->id).second) out.plans.push_back(i);
+    const auto& c = out.candidates[i];
+    if (seen.insert(req.cloud ? fmt::format("{} x{}", c.gpu->id, c.count) : c.gpu->id).second) out.plans.push_back(i);
   }
 
   // Pareto front on (price, time per unit of work = 1 / throughput) among accepted plans.
@@ -309,38 +429,78 @@ Recommendation recommend(const Request& req, const Data& data) {
   for (auto& c : out.candidates) {
     if (c.accepted) continue;
     // The same GPU and count at a lower precision that is accepted.
-    for (const auto& [k, i] : chosen)
-      if (k.first == c.gpu->id && k.second == c.count) c.hint = "fits in " + out.candidates[i].w.precision;
+    if (auto it = chosen.find(plan_key(c)); it != chosen.end()) {
+      c.hint = "fits in " + out.candidates[it->second].w.precision;
+      continue;
+    }
+    // To buy: the same GPU with more of them, when only memory stands in the way.
+    if (c.instance) continue;
+    bool memory_only = true;
+    for (const auto& o : c.outcomes)
+      if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "memory-fit") memory_only = false;
+    if (!memory_only) continue;
+    int fewest = 0;
+    for (const auto& [k, i] : chosen) {
+      const auto& a = out.candidates[i];
+      if (a.gpu == c.gpu && a.count > c.count && (fewest == 0 || a.count < fewest)) fewest = a.count;
+    }
+    if (fewest) c.hint = fmt::format("fits on {} GPUs", fewest);
   }
 
   // Nearest rejected: per GPU model its nearest rejected candidate.
   std::vector<std::size_t> rej;
+  // Candidates without a speed estimate are near misses only for a precision the user chose, when
+  // a rule says why (--precision fp8 on Ampere); precisions tried by default are not misses.
+  auto explained = [&](const Candidate& c) {
+    if (c.perf.available) return true;
+    if (!req.set.precision) return false;
+    for (const auto& o : c.outcomes)
+      if (o.applicable && !o.passed && o.rule->kind == Kind::constraint) return true;
+    return false;
+  };
   for (std::size_t i = 0; i < out.candidates.size(); ++i)
-    if (!out.candidates[i].accepted && out.candidates[i].perf.available) rej.push_back(i);
+    if (!out.candidates[i].accepted && explained(out.candidates[i])) rej.push_back(i);
   std::stable_sort(rej.begin(), rej.end(), [&](std::size_t a, std::size_t b) {
     double da = distance(out.candidates[a], req), db = distance(out.candidates[b], req);
     if (da != db) return da < db;
     return out.candidates[a].gpu->id < out.candidates[b].gpu->id;
   });
-  std::set<std::string> rseen;
+  // A GPU model (to rent: GPU and count) that has a plan shows a near miss only with its hint
+  // ("fits in int8", "fits on 4 GPUs"), so that the list never reads as if it cannot do the job.
+  std::set<std::string> planned, rseen;
+  for (auto i : out.plans) {
+    const auto& c = out.candidates[i];
+    planned.insert(req.cloud ? fmt::format("{} x{}", c.gpu->id, c.count) : c.gpu->id);
+  }
   for (auto i : rej) {
     if (out.rejected.size() >= static_cast<std::size_t>(std::max(3, req.top))) break;
-    if (rseen.insert(out.candidates[i].gpu->id).second) out.rejected.push_back(i);
+    const auto& c = out.candidates[i];
+    const std::string key = req.cloud ? fmt::format("{} x{}", c.gpu->id, c.count) : c.gpu->id;
+    if (planned.count(key) && c.hint.empty()) continue;
+    if (rseen.insert(key).second) out.rejected.push_back(i);
   }
 
   // Ways out when nothing is accepted.
   if (out.plans.empty()) {
     // 1. The cheapest candidate that fails only the budget.
+    // Renting at a rate compares $/h; otherwise the total.
+    auto budget_price = [&](const Candidate& c) { return req.cloud && req.budget_per_hour ? c.usd_per_hour : c.price_usd; };
     const Candidate* cheapest = nullptr;
     for (const auto& c : out.candidates) {
-      bool only_budget = c.perf.available && c.price_usd;
+      bool only_budget = c.perf.available && budget_price(c);
       for (const auto& o : c.outcomes)
-        if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "budget") only_budget = false;
-      if (only_budget && (!cheapest || *c.price_usd < *cheapest->price_usd)) cheapest = &c;
+        if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "budget" && o.rule->id != "cloud-budget")
+          only_budget = false;
+      if (only_budget && (!cheapest || *budget_price(c) < *budget_price(*cheapest))) cheapest = &c;
     }
-    if (cheapest && req.budget_usd)
-      out.way_out.push_back(fmt::format("raise the budget to {}: {} x {} ({})", util::format_money(*cheapest->price_usd),
-                                        cheapest->count, cheapest->gpu->name, cheapest->w.precision));
+    if (cheapest && req.budget_usd) {
+      const std::string what = cheapest->instance ? fmt::format("{} ({} x {}, {})", instance_label(*cheapest->instance), cheapest->count,
+                                                                cheapest->gpu->name, cheapest->w.precision)
+                                                  : fmt::format("{} x {} ({})", cheapest->count, cheapest->gpu->name, cheapest->w.precision);
+      const double need = *budget_price(*cheapest);
+      out.way_out.push_back(fmt::format("raise the budget to {}: {}",
+                                        req.cloud && req.budget_per_hour ? format_rate(need) : util::format_money(need), what));
+    }
     // 2. A lighter plan: QLoRA for training, 4-bit for inference at a fixed precision.
     auto try_alt = [&](Request alt, const std::string& what) {
       auto r = recommend(alt, data);
@@ -351,8 +511,14 @@ Recommendation recommend(const Request& req, const Data& data) {
           if (r.candidates[i].price_usd && (!r.candidates[best].price_usd || *r.candidates[i].price_usd < *r.candidates[best].price_usd))
             best = i;
         const auto& c = r.candidates[best];
-        out.way_out.push_back(fmt::format("{}: {} x {} ({}) fits for {}", what, c.count, c.gpu->name, c.w.precision,
-                                          c.price_usd ? util::format_money(*c.price_usd) : "an unknown price"));
+        if (c.instance)
+          out.way_out.push_back(fmt::format("{}: {} ({} x {}, {}) fits for {}", what, instance_label(*c.instance), c.count,
+                                            c.gpu->name, c.w.precision,
+                                            c.rent_usd ? util::format_money(*c.rent_usd)
+                                            : c.usd_per_hour ? rules::format_rate(*c.usd_per_hour) : "an unknown price"));
+        else
+          out.way_out.push_back(fmt::format("{}: {} x {} ({}) fits for {}", what, c.count, c.gpu->name, c.w.precision,
+                                            c.price_usd ? util::format_money(*c.price_usd) : "an unknown price"));
       }
     };
     if (req.base.task == Task::train || req.base.task == Task::lora) {
@@ -370,7 +536,7 @@ Recommendation recommend(const Request& req, const Data& data) {
       try_alt(alt, "use --precision int4");
     }
     // 3. More GPUs than --max-gpus allowed.
-    if (!req.set.gpus && req.max_gpus < 64) {
+    if (!req.cloud && !req.set.gpus && req.max_gpus < 64) {
       Request alt = req;
       alt.max_gpus = req.max_gpus * 8;
       auto r = recommend(alt, data);
@@ -380,7 +546,27 @@ Recommendation recommend(const Request& req, const Data& data) {
                                           c.price_usd ? util::format_money(*c.price_usd) : "unknown price"));
       }
     }
-    if (out.way_out.empty()) out.way_out.push_back("no GPU in the catalog holds this workload within the constraints");
+    // GPUs that hold the workload but cannot be priced.
+    std::vector<std::string> unpriced;
+    for (const auto& c : out.candidates) {
+      bool only_price = c.perf.available;
+      bool price_failed = false;
+      for (const auto& o : c.outcomes) {
+        if (!o.applicable || o.passed || o.rule->kind != Kind::constraint) continue;
+        if (o.rule->id == "price-known") price_failed = true;
+        else only_price = false;
+      }
+      const std::string id = c.instance ? c.instance->id : c.gpu->id;
+      if (only_price && price_failed && std::find(unpriced.begin(), unpriced.end(), id) == unpriced.end()) unpriced.push_back(id);
+    }
+    if (!unpriced.empty())
+      out.way_out.push_back(fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
+                                        req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),
+                                        unpriced.size() == 1 ? "s" : "", unpriced.size() == 1 ? "has" : "have"));
+    if (out.way_out.empty())
+      out.way_out.push_back(req.cloud ? "no single instance in the price list holds this workload within the constraints (a plan is one "
+                                        "instance; multi-node jobs are not planned)"
+                                      : "no GPU in the catalog holds this workload within the constraints");
   }
   return out;
 }
@@ -406,14 +592,27 @@ std::vector<FitRow> fit_models(const catalog::Gpu& gpu, int gpus, const catalog:
       in.gpus = std::to_string(gpus);
       estimate::Workload w;
       estimate::WorkloadSet set;
-      try {
-        w = estimate::make_workload(in, models, &set);
-      } catch (const Error&) {
-        continue;  // e.g. tensor parallelism that does not divide the heads
+      std::string layout;
+      // Inference splits the model over the GPUs by tensor parallelism; where the heads do not
+      // divide (12 heads over 8 GPUs, a CNN), the widest split that does, with the rest as replicas.
+      bool made = false;
+      for (int tp = gpus; tp >= 1 && !made; tp /= 2) {
+        if (p.task == Task::inference && gpus > 1) {
+          if (gpus % tp) continue;
+          in.tp = std::to_string(tp);
+        }
+        try {
+          w = estimate::make_workload(in, models, &set);
+          made = true;
+          if (p.task == Task::inference && tp < gpus) layout = fmt::format("tp {} x {} replicas", tp, gpus / tp);
+        } catch (const Error&) {
+          if (p.task != Task::inference || gpus == 1) break;  // training layouts are planned below
+        }
       }
+      if (!made) continue;
       w = estimate::plan_layout(w, set, gpu, eff, headroom);
       auto f = estimate::fit(w, gpu, eff, headroom);
-      rows.push_back({&m, p.label, f.fits, f.max_seq_len, f.max_batch, f.max_seq_capped});
+      rows.push_back({&m, p.label, f.fits, f.max_seq_len, f.max_batch, f.max_seq_capped, layout});
     }
   }
   return rows;

@@ -5,6 +5,7 @@
 
 #include "cli_fixture.h"
 #include "gpuadvisor/rules/recommend.h"
+#include "gpuadvisor/util/text.h"
 
 using namespace gpuadvisor;
 
@@ -31,6 +32,26 @@ rules::Recommendation run(const std::string& model, const std::string& task, std
 }
 
 double best_score(const rules::Recommendation& r) { return r.plans.empty() ? 0 : r.candidates[r.plans.front()].score; }
+
+// Renting: the candidates are the cloud instances; a budget per hour or for the whole job.
+rules::Recommendation run_cloud(const std::string& model, const std::string& task, const std::string& tokens,
+                                std::optional<double> budget, bool per_hour, std::vector<std::string> providers = {}) {
+  static const auto cat = catalog::Catalog::load({});
+  static const auto prices = catalog::Prices::load({});
+  static const auto rs = rules::RuleSet::load({});
+  rules::Request req;
+  estimate::WorkloadInput in;
+  in.model = model;
+  if (!task.empty()) in.task = task;
+  if (!tokens.empty()) in.tokens = tokens;
+  req.base = estimate::make_workload(in, models(), &req.set);
+  req.cloud = true;
+  req.scenario = "cloud";
+  req.budget_usd = budget;
+  req.budget_per_hour = per_hour;
+  req.providers = std::move(providers);
+  return rules::recommend(req, {cat, rs, catalog::Efficiency::embedded(), prices});
+}
 }  // namespace
 
 TEST_CASE("recommend: the headline, 10B within $3,000", "[recommend]") {
@@ -156,6 +177,15 @@ TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
     req.used = true;
     req.power_limit_w = 2000;
     note(rules::recommend(req, {cat, rs, catalog::Efficiency::embedded(), prices}));
+    rules::Request cloud;
+    in.task = "qlora";
+    in.model = "llama-3.1-70b";
+    cloud.base = estimate::make_workload(in, models(), &cloud.set);
+    cloud.cloud = true;
+    cloud.scenario = "cloud";
+    cloud.budget_usd = 5;
+    cloud.budget_per_hour = true;
+    note(rules::recommend(cloud, {cat, rs, catalog::Efficiency::embedded(), prices}));
     for (const auto& r : rs.rules()) {
       if (r.scope != "recommend") continue;
       INFO(r.id);
@@ -178,5 +208,141 @@ TEST_CASE("cli: recommend JSON and exit codes", "[cli][recommend]") {
   CHECK(test::run_cli({"recommend", "--model", "10B", "--budget", "three grand"}).err ==
         "gpuadvisor: error: --budget: expected an amount in USD like 3000, $3,000, 3k or 1.2M, got \"three grand\"\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--scenario", "edgy"}).err ==
-        "gpuadvisor: error: --scenario: expected one of personal, workstation, datacenter, edge, got \"edgy\", did you mean 'edge'?\n");
+        "gpuadvisor: error: --scenario: expected one of personal, workstation, datacenter, edge, cloud, got \"edgy\", did you mean 'edge'?\n");
+}
+
+TEST_CASE("recommend --cloud: plans are instances within a rent rate", "[recommend][cloud]") {
+  auto r = run_cloud("llama-3.1-70b", "qlora", "", 5, true);
+  REQUIRE_FALSE(r.plans.empty());
+  for (auto i : r.plans) {
+    const auto& c = r.candidates[i];
+    INFO(c.label());
+    REQUIRE(c.instance);
+    CHECK(c.count == c.instance->gpu_count);
+    CHECK(c.gpu->id == c.instance->gpu_id);
+    REQUIRE(c.usd_per_hour);
+    CHECK(*c.usd_per_hour <= 5);
+    CHECK_FALSE(c.rent_usd);  // no --tokens: the job's length is unknown
+    CHECK(c.memory_need_bytes <= c.gpu->memory_bytes * 0.9);
+  }
+  SECTION("an 8-GPU instance over the rate is rejected by cloud-budget with its rate in the message") {
+    bool found = false;
+    for (const auto& c : r.candidates) {
+      if (!c.instance || c.instance->id != "lambda-8x-a100-40gb-sxm") continue;
+      for (const auto& o : c.outcomes)
+        if (o.rule->id == "cloud-budget") {
+          found = true;
+          CHECK_FALSE(o.passed);
+          CHECK(o.message == "rents for $15.92/h (lambda " + c.instance->instance + ", on-demand), over the $5.00/h budget");
+        }
+      CHECK_FALSE(c.accepted);
+    }
+    CHECK(found);
+  }
+  SECTION("the purchase budget rule does not apply to rented plans") {
+    for (const auto& c : r.candidates)
+      for (const auto& o : c.outcomes)
+        if (o.rule->id == "budget") CHECK_FALSE(o.applicable);
+  }
+  SECTION("an instance with no listed rate is rejected by price-known") {
+    for (const auto& c : r.candidates)
+      if (c.instance && !c.instance->usd_per_hour) CHECK_FALSE(c.accepted);
+  }
+}
+
+TEST_CASE("recommend --cloud: a total budget prices the whole job", "[recommend][cloud]") {
+  auto r = run_cloud("llama-3.1-8b", "train", "20B", 3000, false);
+  REQUIRE_FALSE(r.plans.empty());
+  for (auto i : r.plans) {
+    const auto& c = r.candidates[i];
+    INFO(c.label());
+    REQUIRE(c.rent_usd);
+    REQUIRE(c.rent_hours);
+    REQUIRE(c.perf.time_s);
+    // hours = training time; rent = hours x the instance's rate.
+    CHECK(*c.rent_hours == Approx(c.perf.time_s->typical / 3600));
+    CHECK(*c.rent_usd == Approx(*c.rent_hours * *c.instance->usd_per_hour));
+    CHECK(*c.rent_usd <= 3000);
+  }
+  SECTION("inference: hours to generate --tokens at the batch's decode rate") {
+    auto inf = run_cloud("llama-3.1-8b", "inference", "1B", std::nullopt, false);
+    REQUIRE_FALSE(inf.plans.empty());
+    const auto& c = inf.candidates[inf.plans.front()];
+    REQUIRE(c.rent_hours);
+    CHECK(*c.rent_hours == Approx(1e9 / c.perf.decode_total_tokens_per_s.typical / 3600));
+  }
+  SECTION("raising the rent budget never lowers the best score") {
+    double last = 0;
+    for (double b : {50.0, 200.0, 1000.0, 5000.0, 50000.0}) {
+      double s = best_score(run_cloud("llama-3.1-8b", "train", "20B", b, false));
+      CHECK(s >= last);
+      last = s;
+    }
+  }
+  SECTION("--provider keeps only that provider's instances") {
+    auto l = run_cloud("llama-3.1-8b", "train", "20B", std::nullopt, false, {"lambda"});
+    REQUIRE_FALSE(l.candidates.empty());
+    for (const auto& c : l.candidates) CHECK(c.instance->provider == "lambda");
+  }
+}
+
+TEST_CASE("cli: recommend --cloud output, ways out and errors", "[cli][recommend][cloud]") {
+  auto j = test::run_cli({"recommend", "--model", "llama-3.1-8b", "--task", "lora", "--cloud", "--budget", "$3/hour", "--format", "json"});
+  REQUIRE(j.code == 0);
+  auto doc = util::Json::parse(j.out);
+  CHECK(doc["scenario"] == "cloud");
+  CHECK(doc["budget_usd"] == 3);
+  CHECK(doc["budget_per"] == "hour");
+  REQUIRE_FALSE(doc["plans"].empty());
+  for (const auto& p : doc["plans"]) {
+    CHECK(p["usd_per_hour"].get<double>() <= 3);
+    CHECK(p["instance"].contains("provider"));
+    CHECK(p["total_price_usd"].is_null());
+  }
+  auto no = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "train", "--cloud", "--budget", "40/h"});
+  CHECK(no.code == 1);
+  CHECK(no.out.find("Nothing fits.") != std::string::npos);
+  CHECK(no.out.find("  - use --task qlora (4-bit base, trained adapters): runpod ") != std::string::npos);
+  auto huge = test::run_cli({"recommend", "--model", "llama-3.1-405b", "--task", "train", "--cloud", "--provider", "runpod"});
+  CHECK(huge.code == 1);
+  CHECK(huge.out.find("  - no single instance in the price list holds this workload") != std::string::npos);
+  auto rate = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--cloud", "--budget", "1/h"});
+  CHECK(rate.code == 1);
+  CHECK(rate.out.find("raise the budget to $") != std::string::npos);
+  CHECK(rate.out.find("/h: ") != std::string::npos);
+  CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--budget", "5000"}).err ==
+        "gpuadvisor: error: --budget: with --cloud, \"5000\" is the rent for the whole job, which needs --tokens (tokens to generate); "
+        "for an hourly rate write 5000/h\n");
+  CHECK(test::run_cli({"recommend", "--model", "10B", "--budget", "40/h"}).err ==
+        "gpuadvisor: error: --budget: \"40/h\" is a rent rate; add --cloud to plan renting, or give a purchase amount like 3000\n");
+  CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--provider", "lambada"}).err ==
+        "gpuadvisor: error: --provider: \"lambada\" is not in the price list (providers: aws, gcp, azure, lambda, runpod), did you mean "
+        "'lambda'?\n");
+  CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--used"}).code == 2);
+  CHECK(test::run_cli({"recommend", "--model", "10B", "--provider", "aws"}).err ==
+        "gpuadvisor: error: --provider: only applies with --cloud\n");
+}
+
+TEST_CASE("cli: csv outputs are for scripts: one row per plan or GPU, plain numbers", "[cli][csv]") {
+  auto r = test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "--top", "2", "--format", "csv"});
+  REQUIRE(r.code == 0);
+  auto lines = util::split(r.out, '\n');
+  REQUIRE(lines.size() == 4);  // header, 2 plans, trailing empty
+  CHECK(lines[0] == "rank,gpu_id,count,precision,task,total_price_usd,price_kind,per_gpu_bytes,capacity_bytes,throughput,time_s,score,reason");
+  CHECK(lines[1].rfind("1,", 0) == 0);
+  CHECK(lines[1].find('$') == std::string::npos);  // no display formatting
+  auto j = util::Json::parse(test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "--top", "2", "--format", "json"}).out);
+  const auto fields = util::split(lines[1], ',');
+  CHECK(fields[1] == j["plans"][0]["gpu_id"].get<std::string>());
+  CHECK(std::stod(fields[5]) == Approx(j["plans"][0]["total_price_usd"].get<double>()));
+  CHECK(std::stod(fields[11]) == Approx(j["plans"][0]["score"].get<double>()));
+  auto none = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000", "--format", "csv"});
+  CHECK(none.code == 1);
+  CHECK(util::split(none.out, '\n').size() == 2);  // the header alone
+  auto c = test::run_cli({"compare", "rtx-3090", "rtx-4090", "--format", "csv"});
+  REQUIRE(c.code == 0);
+  auto cl = util::split(c.out, '\n');
+  REQUIRE(cl.size() == 4);
+  CHECK(cl[0].rfind("id,name,architecture,memory_bytes,memory_type,memory_bandwidth_bytes_per_s,", 0) == 0);
+  CHECK(cl[2].rfind("rtx-4090,NVIDIA GeForce RTX 4090,ada,25769803776,GDDR6X,1008000000000,", 0) == 0);
 }

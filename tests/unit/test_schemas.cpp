@@ -153,7 +153,8 @@ std::string join_errors(const std::vector<std::string>& errors) {
 // inspect have their own).
 const std::vector<std::string> kSchemas = {"recommend",    "memory",           "estimate",    "cost",
                                            "compare",      "fit",              "catalog-list", "catalog-show",
-                                           "catalog-validate", "models-list",  "models-show", "rules-list"};
+                                           "catalog-validate", "models-list",  "models-show", "rules-list",
+                                           "rules-show"};
 
 struct Case {
   std::string schema;
@@ -170,6 +171,8 @@ const std::vector<Case> kCases = {
     {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--budget", "50000"}, 0},
     {"recommend", {"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"}, 0},
     {"recommend", {"recommend", "--model", "gpt2", "--task", "train", "--tokens", "10B", "--max-gpus", "4", "--used"}, 0},
+    {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--cloud", "--budget", "5/h", "--pareto"}, 0},
+    {"recommend", {"recommend", "--model", "llama-3.1-8b", "--task", "train", "--tokens", "20B", "--cloud", "--budget", "2k"}, 1},
     {"memory", {"memory", "--model", "llama-3.1-8b", "--task", "qlora"}, 0},
     {"memory", {"memory", "--model", "10B", "--precision", "fp16", "--gpu", "rtx-4090"}, 1},
     {"memory", {"memory", "--model", "10B", "--precision", "int8", "--gpu", "rtx-4090"}, 0},
@@ -195,6 +198,9 @@ const std::vector<Case> kCases = {
     {"catalog-show", {"catalog", "show", "mi300x"}, 0},
     {"catalog-validate", {"catalog", "validate"}, 0},
     {"catalog-validate", {"catalog", "validate", test::source_path("tests/fixtures/catalog/wrong-bandwidth.json")}, 1},
+    {"rules-show", {"rules", "show", "memory-fit"}, 0},
+    {"rules-show", {"rules", "show", "budget"}, 0},
+    {"rules-show", {"rules", "show", "power-psu-headroom"}, 0},
     {"models-list", {"models", "list"}, 0},
     {"models-show", {"models", "show", "llama-3.1-8b"}, 0},
     {"models-show", {"models", "show", "10B"}, 0},

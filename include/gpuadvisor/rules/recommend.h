@@ -21,7 +21,10 @@ std::string_view name(Prefer p);
 struct Request {
   estimate::Workload base;
   estimate::WorkloadSet set;
-  std::optional<double> budget_usd;     ///< purchase budget, or rent budget with cloud
+  std::optional<double> budget_usd;     ///< purchase budget; with cloud a rent budget (see budget_per_hour)
+  bool cloud = false;                   ///< rent: the candidates are the cloud instances, not purchases
+  bool budget_per_hour = false;         ///< with cloud: budget_usd is a rate in $/h, else the total for the job
+  std::vector<std::string> providers;   ///< with cloud: only these providers (empty: all)
   std::optional<double> power_limit_w;  ///< total for the plan
   std::string scenario;                 ///< "", personal, workstation, datacenter, edge, cloud
   int max_gpus = 8;
@@ -39,7 +42,10 @@ struct Candidate {
   double memory_need_bytes = 0;
   estimate::PerfEstimate perf;
   const catalog::CloudInstance* instance = nullptr;  ///< cloud plans
-  std::optional<double> price_usd;  ///< total (per hour for cloud plans without --tokens)
+  std::optional<double> price_usd;  ///< purchase: total; cloud: the job's rent when known, else $/h
+  std::optional<double> usd_per_hour;  ///< cloud: the instance's rate
+  std::optional<double> rent_hours;    ///< cloud: hours the job takes (training or generating --tokens)
+  std::optional<double> rent_usd;      ///< cloud: usd_per_hour x rent_hours
   std::string price_kind;
   std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
   double throughput = 0;              ///< typical, after any power cap
@@ -50,7 +56,7 @@ struct Candidate {
   std::string reason;  ///< one line: why this plan
   std::string hint;    ///< for rejected: what would make it fit ("fits in int8")
 
-  std::string label() const;  ///< "rtx-4090 x1 int8"
+  std::string label() const;  ///< "rtx-4090 x1 int8", "lambda-8x-h100-sxm bf16"
 };
 
 struct Recommendation {
@@ -73,6 +79,11 @@ struct Data {
 
 Recommendation recommend(const Request& req, const Data& data);
 
+/// "lambda 8x-h100-sxm": provider and instance name, for messages and tables.
+std::string instance_label(const catalog::CloudInstance& inst);
+/// "$2.69/h": an hourly rate, to the cent.
+std::string format_rate(double usd_per_hour);
+
 /// The reverse question: for one GPU (x count), which presets fit for each task.
 struct FitRow {
   const catalog::Model* model = nullptr;
@@ -81,6 +92,7 @@ struct FitRow {
   std::optional<long long> max_seq_len;
   std::optional<long long> max_batch;
   bool max_seq_capped = false;
+  std::string layout;  ///< inference whose heads do not split over every GPU: "tp 4 x 2 replicas"
 };
 std::vector<FitRow> fit_models(const catalog::Gpu& gpu, int gpus, const catalog::ModelSet& models,
                                const catalog::Efficiency& eff, double headroom);
