@@ -1,14 +1,17 @@
 // gpuadvisor compare: GPUs side by side, value metrics, and a workload's estimate on each.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
 
 #include "context.h"
+#include "gpuadvisor/report/html.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "html_pages.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -61,8 +64,17 @@ const std::vector<Metric>& metrics() {
   return m;
 }
 
+// A value metric with its decimals and thousands separators ("1,337.1").
+std::string metric_text(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  const auto dot = s.find('.');
+  const std::size_t start = s[0] == '-' ? 1 : 0;
+  for (auto pos = dot == std::string::npos ? s.size() : dot; pos > start + 3; pos -= 3) s.insert(pos - 3, ",");
+  return s;
+}
+
 void run_compare(Context& ctx, const CompareOptions& o) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format(kTabularHtml);
   if (o.gpus.size() < 2) throw Error("compare needs at least two GPUs, e.g. 'gpuadvisor compare a100-80gb-sxm h100-sxm rtx-4090'");
   std::vector<const Gpu*> gpus;
   for (const auto& q : o.gpus) {
@@ -135,6 +147,48 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     return;
   }
 
+  if (f == report::Format::csv) {
+    // For scripts: one row per GPU, plain numbers in SI units named as the JSON keys; an empty field
+    // is unknown.
+    auto num = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
+    std::vector<report::Column> cols;
+    for (const char* h : {"id", "name", "architecture", "memory_bytes", "memory_type", "memory_bandwidth_bytes_per_s", "peak_fp16_flops",
+                          "peak_bf16_flops", "peak_fp8_flops", "tdp_w", "interconnect", "interconnect_bytes_per_s", "price_usd", "price_kind"})
+      cols.push_back({h});
+    for (const auto& m : metrics()) cols.push_back({m.key});
+    if (base)
+      for (const char* h : {"fits", "throughput", "throughput_unit", "time_s"}) cols.push_back({h});
+    report::Table t(cols);
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      const Gpu& g = *gpus[i];
+      std::vector<std::string> r = {g.id, g.name, g.architecture, num(g.memory_bytes), g.memory_type, num(g.memory_bandwidth_gbs * 1e9),
+                                    num(g.peak_flops(Precision::fp16)), num(g.peak_flops(Precision::bf16)), num(g.peak_flops(Precision::fp8)),
+                                    num(g.tdp_w), g.interconnect.value_or(""),
+                                    num(g.interconnect_gbs ? std::optional<double>(*g.interconnect_gbs * 1e9) : std::nullopt),
+                                    num(g.price_usd(o.used)), g.price_kind(o.used)};
+      for (std::size_t m = 0; m < metrics().size(); ++m) r.push_back(num(vals[m][i]));
+      if (base) {
+        const auto& p = results[i].perf;
+        const auto& w = results[i].w;
+        std::optional<double> tput, time;
+        std::string unit;
+        if (p.available) {
+          if (p.images_per_s) tput = p.images_per_s->typical, unit = "images/s";
+          else if (estimate::is_training(w.task)) tput = p.tokens_per_s.typical, unit = "tokens/s";
+          else tput = p.decode_tokens_per_s.typical, unit = "tokens/s per sequence";
+          if (p.time_s) time = p.time_s->typical;
+        }
+        r.push_back(results[i].fit.fits ? "true" : "false");
+        r.push_back(num(tput));
+        r.push_back(unit);
+        r.push_back(num(time));
+      }
+      t.add(std::move(r));
+    }
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
+
   using report::Align;
   std::vector<report::Column> cols = {{""}};
   for (const auto* g : gpus) cols.push_back({g->id, Align::right});
@@ -161,10 +215,17 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     return p ? util::format_money(*p) + (g.price_kind(o.used) == "street" ? "" : " (" + g.price_kind(o.used) + ")") : "-";
   });
   const std::string star = f == report::Format::table ? " *" : " (best)";
+  // How far each GPU is from the best in a metric: 1 for the best, less for the others.
+  auto relative = [&](std::size_t m, std::size_t i) {
+    const auto& v = vals[m][i];
+    if (!v || best[m] < 0 || *v <= 0) return 0.0;
+    const double b = *vals[m][best[m]];
+    return metrics()[m].higher_better ? *v / b : b / *v;
+  };
   for (std::size_t m = 0; m < metrics().size(); ++m)
     row(metrics()[m].label, [&](std::size_t i, const Gpu&) {
       if (!vals[m][i]) return std::string("-");
-      return fmt::format("{:.{}f}", *vals[m][i], metrics()[m].decimals) + (best[m] == static_cast<int>(i) ? star : "");
+      return metric_text(*vals[m][i], metrics()[m].decimals) + (best[m] == static_cast<int>(i) ? star : "");
     });
   if (base) {
     row("Fits", [&](std::size_t i, const Gpu&) {
@@ -186,10 +247,62 @@ void run_compare(Context& ctx, const CompareOptions& o) {
         return r.fit.fits && r.perf.time_s ? util::format_duration(r.perf.time_s->typical) : std::string("-");
       });
   }
+  const std::string footnote = fmt::format("Peaks are dense; prices are street prices unless marked{}.",
+                                           o.used ? ", used-market where known" : "");
+  if (f == report::Format::html) {
+    namespace html = report::html;
+    std::vector<std::string> names;
+    for (const auto* g : gpus) names.push_back(g->name);
+    html::Page page("GPU comparison", util::join(names, " vs "));
+    if (base) page.h2("Workload").p(describe(*base));
+    page.h2("Side by side").table(t).p("(best) marks the best in the row. " + footnote, "muted");
+    std::vector<std::string> charts;
+    for (std::size_t m = 0; m < metrics().size(); ++m) {
+      std::vector<html::Segment> bars;
+      for (std::size_t i = 0; i < gpus.size(); ++i)
+        if (vals[m][i])
+          bars.push_back({gpus[i]->id, *vals[m][i], metric_text(*vals[m][i], metrics()[m].decimals), best[m] == static_cast<int>(i)});
+      if (!bars.empty())
+        charts.push_back(html::bar_chart(bars, metrics()[m].label, metrics()[m].higher_better ? "higher is better" : "lower is better", 520));
+    }
+    if (!charts.empty()) page.h2("Value metrics").figures(charts);
+    if (base) {
+      std::vector<html::Segment> bars;
+      for (std::size_t i = 0; i < gpus.size(); ++i)
+        if (results[i].fit.fits && results[i].perf.available)
+          bars.push_back({gpus[i]->id, speed(results[i]), util::format_number(speed(results[i])), best_speed == static_cast<int>(i)});
+      if (!bars.empty())
+        page.h2("Speed on the workload")
+            .figure(html::bar_chart(bars, base->model.vision && !base->model.is_transformer() ? "Images/s"
+                                          : estimate::is_training(base->task)                   ? "Tokens/s"
+                                                                                                : "Decode tokens/s",
+                                    "higher is better; GPUs the workload does not fit are left out"));
+    }
+    ctx.out << page.str(html_footer(ctx, "compare"));
+    return;
+  }
   ctx.out << t.render(f, ctx.style);
   if (f == report::Format::table) {
-    ctx.out << "\n* best in the row. Peaks are dense; prices are street prices unless marked"
-            << (o.used ? ", used-market where known" : "") << ".\n";
+    // Each value metric as bars relative to the best GPU, drawn as the memory breakdown draws shares.
+    std::size_t idw = 0, vw = 0;
+    for (const auto* g : gpus) idw = std::max(idw, g->id.size());
+    for (std::size_t m = 0; m < metrics().size(); ++m)
+      for (std::size_t i = 0; i < gpus.size(); ++i)
+        if (vals[m][i]) vw = std::max(vw, metric_text(*vals[m][i], metrics()[m].decimals).size());
+    const int room = ctx.style.width - static_cast<int>(2 + idw + 2 + vw + 2 + 5 + 2);
+    const int bw = std::clamp(room, 5, report::kBarWidth);
+    ctx.out << "\nRelative to the best in each row (100%):\n";
+    for (std::size_t m = 0; m < metrics().size(); ++m) {
+      ctx.out << fmt::format("{} ({} is better)\n", metrics()[m].label, metrics()[m].higher_better ? "higher" : "lower");
+      for (std::size_t i = 0; i < gpus.size(); ++i) {
+        const std::string v = vals[m][i] ? metric_text(*vals[m][i], metrics()[m].decimals) : "-";
+        std::string line = fmt::format("  {:<{}}  {:>{}}", gpus[i]->id, idw, v, vw);
+        if (vals[m][i]) line += fmt::format("  {:>3.0f}% {}", relative(m, i) * 100, report::bar(relative(m, i), bw, ctx.style));
+        if (best[m] == static_cast<int>(i)) line += " *";
+        ctx.out << line << "\n";
+      }
+    }
+    ctx.out << "\n* best in the row. " << footnote << "\n";
     if (base) ctx.out << "Workload: " << describe(*base) << "\n";
   }
 }
@@ -202,7 +315,7 @@ void setup_compare(CLI::App& app, Context& ctx) {
   cmd->add_option("gpus", o->gpus, "Two or more GPU ids, aliases or loose names")->required();
   cmd->add_flag("--used", o->used, "Use used-market prices where known");
   add_workload_options(*cmd, o->in, ctx);
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
   add_catalog_option(*cmd, ctx);
   cmd->footer(
       "Examples:\n"

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include "context.h"
+#include "gpuadvisor/report/html.h"
 #include "gpuadvisor/estimate/cost.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "html_pages.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -39,7 +41,7 @@ estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
 }
 
 void run_cost(Context& ctx, const CostFlags& o) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format(kTabularHtml);
   if (o.gpu.empty()) throw Error("--gpu is required: which GPU to price (e.g. --gpu a100-80gb-sxm)");
   const auto& gpu = ctx.gpu(o.gpu);
   estimate::WorkloadSet set;
@@ -62,6 +64,9 @@ void run_cost(Context& ctx, const CostFlags& o) {
     const util::Json cj = estimate::to_json(cost);
     for (auto& [k, v] : cj.items())
       if (k != "fits") j[k] = v;
+    util::Json all = w.assumptions;  // the workload's own defaults first, as in the text output
+    for (const auto& a : cj["assumptions"]) all.push_back(a);
+    j["assumptions"] = all;
     ctx.out << report::dump(j);
     return;
   }
@@ -96,16 +101,50 @@ void run_cost(Context& ctx, const CostFlags& o) {
   if (cost.tco_usd)
     kv.push_back({fmt::format("TCO, {} years", co.years), fmt::format("own {}{}", util::format_money(*cost.tco_usd),
                                                                      cost.cloud_over_horizon_usd ? ", rent " + util::format_money(*cost.cloud_over_horizon_usd) : "")});
+  const std::string no_fit = fmt::format(": the job needs {} more per GPU than the {} usable on each {}. No layout of "
+                                         "{} GPUs holds it; the figures below are what it would take if it did.",
+                                         util::format_bytes(-fit.headroom_bytes), util::format_bytes(fit.usable_bytes), gpu.name, w.gpus);
+  if (f == report::Format::html) {
+    namespace html = report::html;
+    html::Page page("Cost", describe(w) + ", on " + on);
+    if (!fit.fits) page.p("Does not fit" + no_fit, "bad");
+    page.h2("Money").kv(kv);
+    // The job's money, part by part; then owning against renting over the horizon.
+    std::vector<html::Segment> job;
+    if (cost.purchase_usd) job.push_back({fmt::format("Buy {} x {}", w.gpus, gpu.id), *cost.purchase_usd, util::format_money(*cost.purchase_usd), false});
+    if (cost.job_energy_usd) job.push_back({"Energy for the job", *cost.job_energy_usd, util::format_money(*cost.job_energy_usd), false});
+    if (cost.job_own_usd) job.push_back({"Own: buy + energy", *cost.job_own_usd, util::format_money(*cost.job_own_usd), false});
+    for (std::size_t i = 0; i < cost.cloud.size() && i < 3; ++i)
+      if (cost.cloud[i].job_usd)
+        job.push_back({fmt::format("Rent {} {}", cost.cloud[i].instance->provider, cost.cloud[i].instance->instance), *cost.cloud[i].job_usd,
+                       util::format_money(*cost.cloud[i].job_usd), false});
+    std::vector<html::Segment> horizon;
+    if (cost.tco_usd) horizon.push_back({"Own: buy + energy", *cost.tco_usd, util::format_money(*cost.tco_usd), false});
+    if (cost.cloud_over_horizon_usd && !cost.cloud.empty())
+      horizon.push_back({"Rent: " + cost.cloud.front().instance->provider + " " + cost.cloud.front().instance->instance,
+                         *cost.cloud_over_horizon_usd, util::format_money(*cost.cloud_over_horizon_usd), false});
+    if (!job.empty() || !horizon.empty()) {
+      page.h2("Cost components");
+      if (!job.empty()) page.figure(html::bar_chart(job, "This job", cost.job_hours ? "for " + util::format_duration(*cost.job_hours * 3600) : ""));
+      if (!horizon.empty())
+        page.figure(html::bar_chart(horizon, fmt::format("Over {} years", co.years), fmt::format("at {:.0f}% utilisation", co.utilization * 100)),
+                    cost.breakeven_hours ? fmt::format("Buying breaks even after {} busy hours ({:.1f} months at {:.0f}% utilisation).",
+                                                       util::format_number(*cost.breakeven_hours), *cost.breakeven_months, co.utilization * 100)
+                                         : "");
+    }
+    std::vector<std::string> assumptions = w.assumptions;
+    assumptions.insert(assumptions.end(), perf.assumptions.begin(), perf.assumptions.end());
+    assumptions.insert(assumptions.end(), cost.assumptions.begin(), cost.assumptions.end());
+    page.h2("Assumptions").list(assumptions);
+    ctx.out << page.str(html_footer(ctx, "cost"));
+    return;
+  }
   if (f != report::Format::table) {
     ctx.out << report::key_values(kv, f, ctx.style);
     return;
   }
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n";
-  if (!fit.fits)
-    ctx.out << ctx.style.bad("Does not fit") << fmt::format(": the job needs {} more per GPU than the {} usable on each {}. No layout of "
-                                                            "{} GPUs holds it; the figures below are what it would take if it did.\n\n",
-                                                            util::format_bytes(-fit.headroom_bytes), util::format_bytes(fit.usable_bytes),
-                                                            gpu.name, w.gpus);
+  if (!fit.fits) ctx.out << ctx.style.bad("Does not fit") << no_fit << "\n\n";
   ctx.out << report::key_values(kv, ctx.style) << "\nAssumptions:\n";
   for (const auto& a : w.assumptions) ctx.out << "  - " << a << "\n";
   for (const auto& a : perf.assumptions) ctx.out << "  - " << a << "\n";
@@ -125,7 +164,7 @@ void setup_cost(CLI::App& app, Context& ctx) {
   cmd->add_option("--pue", o->pue, "Power usage effectiveness of the facility (default: the industry average in data/cloud.json)");
   cmd->add_option("--utilization", o->utilization, "Share of time the GPUs are busy, for break-even and TCO (default 70%)");
   cmd->add_option("--years", o->years, "TCO horizon in years (default 3)");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
   add_catalog_option(*cmd, ctx);
   add_prices_option(*cmd, ctx);
   cmd->footer(

@@ -3,8 +3,10 @@
 
 #include "context.h"
 #include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/report/html.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "html_pages.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -69,6 +71,87 @@ util::Json to_json(const MemoryResult& r, const catalog::Gpu* gpu, bool detail =
   return j;
 }
 
+// What the fit means, in lines of text: the verdict first (coloured by `style`).
+std::vector<std::string> fit_lines(const MemoryResult& r, const catalog::Gpu& gpu, const report::Style& style) {
+  const auto& w = r.w;
+  const auto& fit = *r.fit;
+  std::vector<std::string> out;
+  std::string cap = fmt::format("{} of {} usable, keeping {:.0f}% free", util::format_bytes(fit.usable_bytes),
+                                util::format_bytes(gpu.memory_bytes), 100 * (1 - fit.usable_bytes / gpu.memory_bytes));
+  std::string on = (w.gpus > 1 ? fmt::format("{} x ", w.gpus) : "") + gpu.name;
+  if (fit.fits)
+    out.push_back(fmt::format("{} on {} ({}): {} to spare per GPU.", style.good("Fits"), on, cap, util::format_bytes(fit.headroom_bytes)));
+  else
+    out.push_back(fmt::format("{} on {} ({}): needs {} per GPU, short by {}.", style.bad("Does not fit"), on, cap,
+                              util::format_bytes(r.mem.per_gpu_bytes), util::format_bytes(-fit.headroom_bytes)));
+  if (fit.activations_unknown)
+    out.push_back("No largest batch: activation memory per sample is not known for this model.");
+  else if (fit.max_batch)
+    out.push_back(fmt::format("Largest batch at {} {}: {}.", w.model.is_transformer() ? "this length" : "this size",
+                              w.model.is_transformer() ? fmt::format("({} tokens)", w.seq_len) : "", *fit.max_batch));
+  else
+    out.push_back(fmt::format("Not even batch 1 fits{}.", w.model.is_transformer() ? fmt::format(" at {} tokens", util::format_number(static_cast<double>(w.seq_len))) : ""));
+  if (fit.max_seq_len)
+    out.push_back(fmt::format("Longest {} at batch {}: {} tokens{}.", estimate::is_training(w.task) ? "sequence" : "context", w.batch,
+                              util::format_number(static_cast<double>(*fit.max_seq_len)),
+                              fit.max_seq_capped ? " (the model's own limit)" : ""));
+  else if (w.model.is_transformer())
+    out.push_back(fmt::format("No context length fits at batch {}.", w.batch));
+  return out;
+}
+
+// The breakdown table: in text a share with a bar; elsewhere the share and the formula.
+report::Table breakdown(const MemoryResult& r, bool text, const report::Style& style) {
+  using report::Align;
+  const auto& mem = r.mem;
+  const bool multi = r.w.gpus > 1;
+  std::vector<report::Column> cols = {{"Line"}, {"Per GPU", Align::right}};
+  if (multi) cols.push_back({"All GPUs", Align::right});
+  cols.push_back({"Share"});
+  if (!text) cols.push_back({"Formula"});
+  report::Table t(cols);
+  for (const auto& l : mem.lines) {
+    double share = mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
+    std::vector<std::string> row = {l.label, util::format_bytes(l.per_gpu_bytes)};
+    if (multi) row.push_back(util::format_bytes(l.total_bytes));
+    row.push_back(text ? fmt::format("{:>3.0f}% {}", share * 100, report::bar(share, report::kBarWidth, style))
+                       : fmt::format("{:.1f}%", share * 100));
+    if (!text) row.push_back(l.formula);
+    t.add(row);
+  }
+  std::vector<std::string> total = {"total", util::format_bytes(mem.per_gpu_bytes)};
+  if (multi) total.push_back(util::format_bytes(mem.total_bytes));
+  total.push_back(text ? "100%" : "100.0%");
+  if (!text) total.push_back("sum of the lines above");
+  t.add(total);
+  return t;
+}
+
+std::string memory_html(Context& ctx, const MemoryResult& r, const catalog::Gpu* gpu) {
+  namespace html = report::html;
+  html::Page page("Memory breakdown", describe(r.w));
+  if (gpu) {
+    auto lines = fit_lines(r, *gpu, report::Style{false, true, 100});
+    page.p(lines.front(), r.fit->fits ? "good" : "bad");
+    for (std::size_t i = 1; i < lines.size(); ++i) page.p(lines[i]);
+  }
+  std::vector<html::Segment> segs;
+  for (const auto& l : r.mem.lines) segs.push_back({l.label, l.per_gpu_bytes, util::format_bytes(l.per_gpu_bytes), false});
+  std::vector<html::Marker> marks;
+  if (gpu) {
+    marks.push_back({r.fit->usable_bytes, "usable " + util::format_bytes(r.fit->usable_bytes)});
+    marks.push_back({gpu->memory_bytes, "capacity " + util::format_bytes(gpu->memory_bytes)});
+  }
+  page.h2("Memory per GPU")
+      .figure(html::stacked_bar(segs, "Memory per GPU, line by line", marks),
+              fmt::format("{} per GPU{}{}.", util::format_bytes(r.mem.per_gpu_bytes),
+                          r.w.gpus > 1 ? fmt::format(", {} over {} GPUs", util::format_bytes(r.mem.total_bytes), r.w.gpus) : "",
+                          gpu ? fmt::format("; the dashed lines mark the {}'s capacity and the part usable after the headroom", gpu->name) : ""));
+  page.table(breakdown(r, false, ctx.style));
+  if (!r.mem.assumptions.empty()) page.h2("Assumptions").list(r.mem.assumptions);
+  return page.str(html_footer(ctx, "memory"));
+}
+
 void run_memory(Context& ctx, const MemoryOptions& o) {
   if (!o.batch_file.empty()) {
     run_batch(ctx, o.batch_file, o.in, {"gpu", "headroom"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
@@ -81,13 +164,11 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     });
     return;
   }
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format(kTabularHtml);
   const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
   auto r = compute(ctx, o.in, gpu, parse_headroom(o.headroom));
-  const auto& w = r.w;
   const auto& mem = r.mem;
-  const auto& fit = r.fit;
-  if (fit && !fit->fits) ctx.exit = Exit::no;
+  if (r.fit && !r.fit->fits) ctx.exit = Exit::no;
 
   if (f == report::Format::json) {
     auto j = report::envelope("memory");
@@ -96,56 +177,19 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     ctx.out << report::dump(j);
     return;
   }
-
-  using report::Align;
-  const bool multi = w.gpus > 1;
-  std::vector<report::Column> cols = {{"Line"}, {"Per GPU", Align::right}};
-  if (multi) cols.push_back({"All GPUs", Align::right});
-  cols.push_back({"Share"});
-  if (f != report::Format::table) cols.push_back({"Formula"});
-  report::Table t(cols);
-  for (const auto& l : mem.lines) {
-    double share = mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
-    std::vector<std::string> row = {l.label, util::format_bytes(l.per_gpu_bytes)};
-    if (multi) row.push_back(util::format_bytes(l.total_bytes));
-    row.push_back(f == report::Format::table ? fmt::format("{:>3.0f}% {}", share * 100, report::bar(share, 20, ctx.style))
-                                             : fmt::format("{:.1f}%", share * 100));
-    if (f != report::Format::table) row.push_back(l.formula);
-    t.add(row);
+  if (f == report::Format::html) {
+    ctx.out << memory_html(ctx, r, gpu);
+    return;
   }
-  std::vector<std::string> total = {"total", util::format_bytes(mem.per_gpu_bytes)};
-  if (multi) total.push_back(util::format_bytes(mem.total_bytes));
-  total.push_back(f == report::Format::table ? "100%" : "100.0%");
-  if (f != report::Format::table) total.push_back("sum of the lines above");
-  t.add(total);
+  auto t = breakdown(r, f == report::Format::table, ctx.style);
   if (f != report::Format::table) {
     ctx.out << t.render(f, ctx.style);
     return;
   }
-  ctx.out << ctx.style.bold(describe(w)) << "\n\n" << t.render(f, ctx.style);
+  ctx.out << ctx.style.bold(describe(r.w)) << "\n\n" << t.render(f, ctx.style);
   if (gpu) {
-    std::string cap = fmt::format("{} of {} usable, keeping {:.0f}% free", util::format_bytes(fit->usable_bytes),
-                                  util::format_bytes(gpu->memory_bytes), 100 * (1 - fit->usable_bytes / gpu->memory_bytes));
-    std::string on = (w.gpus > 1 ? fmt::format("{} x ", w.gpus) : "") + gpu->name;
-    if (fit->fits)
-      ctx.out << fmt::format("\n{} on {} ({}): {} to spare per GPU.\n", ctx.style.good("Fits"), on, cap,
-                             util::format_bytes(fit->headroom_bytes));
-    else
-      ctx.out << fmt::format("\n{} on {} ({}): needs {} per GPU, short by {}.\n", ctx.style.bad("Does not fit"), on, cap,
-                             util::format_bytes(mem.per_gpu_bytes), util::format_bytes(-fit->headroom_bytes));
-    if (fit->activations_unknown)
-      ctx.out << "No largest batch: activation memory per sample is not known for this model.\n";
-    else if (fit->max_batch)
-      ctx.out << fmt::format("Largest batch at {} {}: {}.\n", w.model.is_transformer() ? "this length" : "this size",
-                             w.model.is_transformer() ? fmt::format("({} tokens)", w.seq_len) : "", *fit->max_batch);
-    else
-      ctx.out << fmt::format("Not even batch 1 fits{}.\n", w.model.is_transformer() ? fmt::format(" at {} tokens", util::format_number(static_cast<double>(w.seq_len))) : "");
-    if (fit->max_seq_len)
-      ctx.out << fmt::format("Longest {} at batch {}: {} tokens{}.\n", estimate::is_training(w.task) ? "sequence" : "context",
-                             w.batch, util::format_number(static_cast<double>(*fit->max_seq_len)),
-                             fit->max_seq_capped ? " (the model's own limit)" : "");
-    else if (w.model.is_transformer())
-      ctx.out << fmt::format("No context length fits at batch {}.\n", w.batch);
+    ctx.out << "\n";
+    for (const auto& l : fit_lines(r, *gpu, ctx.style)) ctx.out << l << "\n";
   }
   ctx.out << "\nHow each line is computed:\n";
   for (const auto& l : mem.lines) ctx.out << fmt::format("  {}: {}\n", l.label, l.formula);
@@ -165,7 +209,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
   cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu, headroom); one JSON result per line")
       ->type_name("FILE|-");
   cmd->add_option("--headroom", o->headroom, "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
   add_catalog_option(*cmd, ctx);
   cmd->footer(
       "Exit status: 0, or 1 when --gpu is given and the workload does not fit.\n"

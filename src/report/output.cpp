@@ -1,5 +1,6 @@
 #include "gpuadvisor/report/output.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,22 +15,9 @@
 namespace gpuadvisor::report {
 namespace {
 
-constexpr std::string_view kFormatNames[] = {"table", "json", "csv", "markdown", "junit", "sarif", "text"};
+constexpr std::string_view kFormatNames[] = {"table", "json", "csv", "markdown", "junit", "sarif", "text", "html"};
 
-// Display width of UTF-8 text: count code points, not bytes.
-std::size_t width_of(std::string_view s) {
-  std::size_t n = 0;
-  bool esc = false;
-  for (unsigned char c : s) {
-    if (c == 0x1b) esc = true;
-    if (esc) {
-      if (c == 'm') esc = false;
-      continue;
-    }
-    if ((c & 0xC0) != 0x80) ++n;
-  }
-  return n;
-}
+std::size_t width_of(std::string_view s) { return display_width(s); }
 
 std::string pad(std::string_view s, std::size_t w, Align a) {
   std::size_t n = width_of(s);
@@ -58,6 +46,110 @@ std::string md_cell(std::string_view s) {
 
 }  // namespace
 
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  bool esc = false;
+  for (unsigned char c : s) {
+    if (c == 0x1b) esc = true;
+    if (esc) {
+      if (c == 'm') esc = false;
+      continue;
+    }
+    if ((c & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+std::string ascii(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // Decode one UTF-8 sequence; a malformed one becomes a single '?'.
+    std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    char32_t cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0Fu : c & 0x1Fu;
+    bool ok = len > 1 && i + len <= s.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) ok = false;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    i += ok ? len : 1;
+    if (!ok) {
+      out += '?';
+      continue;
+    }
+    switch (cp) {
+      case 0x00A0: out += ' '; break;
+      case 0x00B1: out += "+/-"; break;
+      case 0x00B5: case 0x03BC: out += 'u'; break;
+      case 0x00B7: case 0x2022: out += '*'; break;
+      case 0x00D7: out += 'x'; break;
+      case 0x2013: case 0x2212: out += '-'; break;
+      case 0x2014: out += "--"; break;
+      case 0x2018: case 0x2019: out += '\''; break;
+      case 0x201C: case 0x201D: out += '"'; break;
+      case 0x2026: out += "..."; break;
+      case 0x2190: out += "<-"; break;
+      case 0x2192: out += "->"; break;
+      case 0x2191: out += '^'; break;
+      case 0x2193: out += 'v'; break;
+      case 0x2248: out += '~'; break;
+      case 0x2260: out += "!="; break;
+      case 0x2264: out += "<="; break;
+      case 0x2265: out += ">="; break;
+      default:
+        if (cp >= 0x2500 && cp <= 0x257F) {
+          // Box drawing: light and heavy horizontals and verticals, corners and crossings.
+          const bool horizontal = cp == 0x2500 || cp == 0x2501 || cp == 0x2550;
+          const bool vertical = cp == 0x2502 || cp == 0x2503 || cp == 0x2551;
+          out += horizontal ? '-' : vertical ? '|' : '+';
+        } else if (cp >= 0x2580 && cp <= 0x259F) {
+          out += '#';
+        } else {
+          out += '?';
+        }
+    }
+  }
+  return out;
+}
+
+std::string truncate(std::string_view s, std::size_t width, const Style& style) {
+  if (display_width(s) <= width) return std::string(s);
+  const std::string_view dots = style.sym("\u2026", "...");
+  const std::size_t keep = width > display_width(dots) ? width - display_width(dots) : 0;
+  std::string out;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80 && n++ == keep) break;
+    out += s[i];
+  }
+  if (width < display_width(dots)) return out + std::string(width - keep, '.');
+  return out + std::string(dots);
+}
+
+std::vector<std::string> wrap(std::string_view s, std::size_t width, const Style& style) {
+  std::vector<std::string> lines;
+  std::string cur;
+  width = std::max<std::size_t>(width, 1);
+  for (const auto& word : util::split(std::string(s), ' ')) {
+    if (word.empty()) continue;
+    if (!cur.empty() && display_width(cur) + 1 + display_width(word) <= width) {
+      cur += ' ' + word;
+      continue;
+    }
+    if (!cur.empty()) lines.push_back(cur);
+    cur = truncate(word, width, style);
+  }
+  if (!cur.empty() || lines.empty()) lines.push_back(cur);
+  return lines;
+}
+
 std::string_view name(Format f) { return kFormatNames[static_cast<std::size_t>(f)]; }
 
 Result<Format> parse_format(std::string_view s, std::span<const Format> allowed) {
@@ -71,19 +163,41 @@ Result<Format> parse_format(std::string_view s, std::span<const Format> allowed)
 }
 
 Style Style::detect() {
+  int cols = 0;
+  const bool tty = isatty(STDOUT_FILENO);
+  if (winsize ws{}; tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) cols = ws.ws_col;
+  return detect([](const char* name) { return static_cast<const char*>(std::getenv(name)); }, tty, cols);
+}
+
+Style Style::detect(const std::function<const char*(const char*)>& env, bool tty, int tty_columns) {
+  auto get = [&](const char* name) -> std::string_view {
+    const char* v = env(name);
+    return v ? v : "";
+  };
   Style st;
-  st.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  if (const char* c = std::getenv("COLUMNS")) {
-    int w = std::atoi(c);
-    if (w >= 40 && w <= 1000) st.width = w;
+  st.color = tty && env("NO_COLOR") == nullptr;
+  st.reflow = false;
+  if (auto c = get("COLUMNS"); !c.empty()) {
+    int w = std::atoi(std::string(c).c_str());
+    if (w >= 40 && w <= 1000) {
+      st.width = w;
+      st.reflow = true;
+    }
+  } else if (tty && tty_columns >= 40) {
+    st.width = std::min(tty_columns, 1000);
+    st.reflow = true;
   }
-  const char* lang = std::getenv("LC_ALL");
-  if (!lang || !*lang) lang = std::getenv("LC_CTYPE");
-  if (!lang || !*lang) lang = std::getenv("LANG");
-  std::string l = util::lower(lang ? lang : "");
+  // The first of LC_ALL, LC_CTYPE, LANG that is set decides; none set is the "C" locale.
+  std::string_view locale = get("LC_ALL");
+  if (locale.empty()) locale = get("LC_CTYPE");
+  if (locale.empty()) locale = get("LANG");
+  std::string l = util::lower(locale);
   st.unicode = l.find("utf-8") != std::string::npos || l.find("utf8") != std::string::npos;
+  if (auto a = get("GPUADVISOR_ASCII"); !a.empty() && a != "0") st.unicode = false;
   return st;
 }
+
+std::string Style::text(std::string_view s) const { return unicode ? std::string(s) : ascii(s); }
 
 std::string Style::bold(std::string_view s) const { return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s); }
 std::string Style::dim(std::string_view s) const { return color ? fmt::format("\x1b[2m{}\x1b[0m", s) : std::string(s); }
@@ -123,20 +237,133 @@ std::string Table::render(Format f, const Style& style) const {
     }
     return out;
   }
-  // Aligned text: two spaces between columns; trailing spaces trimmed.
-  auto line = [&](const std::vector<std::string>& cells, bool header) {
+  // Aligned text: two spaces between columns; trailing spaces trimmed. In ASCII mode the cells
+  // are transliterated first, since that can change their widths.
+  std::vector<std::string> hdr;
+  for (const auto& c : cols_) hdr.push_back(style.text(c.header));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : rows_) {
+    std::vector<std::string> t;
+    for (const auto& c : r) t.push_back(style.text(c));
+    rows.push_back(std::move(t));
+  }
+  const std::size_t n = cols_.size(), none = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    w[i] = width_of(hdr[i]);
+    for (const auto& r : rows) w[i] = std::max(w[i], width_of(r[i]));
+  }
+  std::size_t gap = 2;  // spaces between columns
+  auto line = [&](const std::vector<std::string>& cells, bool header, std::size_t skip) {
     std::string l;
+    bool first = true;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      std::string cell = pad(cells[i], w[i], cols_[i].align);
-      l += (i ? "  " : "") + cell;
+      if (i == skip) continue;
+      l += (first ? "" : std::string(gap, ' ')) + pad(cells[i], w[i], cols_[i].align);
+      first = false;
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     return (header ? style.bold(l) : l) + "\n";
   };
-  std::vector<std::string> hdr;
-  for (const auto& c : cols_) hdr.push_back(c.header);
-  out += line(hdr, true);
-  for (const auto& r : rows_) out += line(r, false);
+  auto total = [&](std::size_t skip) {
+    std::size_t t = 0, k = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != skip) t += w[i] + (k++ ? gap : 0);
+    return t;
+  };
+  const auto limit = static_cast<std::size_t>(std::max(style.width, 1));
+  if (total(none) <= limit || n < 2 || !style.reflow) {
+    out += line(hdr, true, none);
+    for (const auto& r : rows) out += line(r, false, none);
+    return out;
+  }
+  // Too wide. First, headers wider than their cells go on two lines ("inference" over "fp16"),
+  // split at the space nearest their middle; headers that do not split sit on the lower line.
+  {
+    std::vector<std::string> top(n), bottom = hdr;
+    std::vector<std::size_t> w2 = w;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t cells = 0;
+      for (const auto& r : rows) cells = std::max(cells, width_of(r[i]));
+      if (width_of(hdr[i]) <= cells) continue;
+      std::size_t best = std::string::npos, best_w = width_of(hdr[i]);
+      for (std::size_t k = hdr[i].find(' '); k != std::string::npos; k = hdr[i].find(' ', k + 1)) {
+        const std::size_t hw = std::max(width_of(hdr[i].substr(0, k)), width_of(hdr[i].substr(k + 1)));
+        if (hw < best_w) best = k, best_w = hw;
+      }
+      if (best == std::string::npos) continue;
+      top[i] = hdr[i].substr(0, best);
+      bottom[i] = hdr[i].substr(best + 1);
+      w2[i] = std::max(cells, best_w);
+    }
+    // Then one space between columns instead of two.
+    std::swap(w, w2);
+    for (gap = 2; gap >= 1; --gap) {
+      if (total(none) > limit) continue;
+      if (w != w2) out += line(top, true, none);
+      out += line(bottom, true, none);
+      for (const auto& r : rows) out += line(r, false, none);
+      return out;
+    }
+    gap = 2;
+    std::swap(w, w2);
+  }
+  // Still too wide. The widest free-text column gives way next: it is the one that wraps well.
+  std::size_t free = none;
+  for (std::size_t i = 1; i < n; ++i)
+    if (cols_[i].align == Align::left && (free == none || w[i] > w[free])) free = i;
+  constexpr std::size_t kMinWrap = 16;
+  if (free != none) {
+    const std::size_t rest = total(free);
+    const std::size_t avail = limit > rest + 2 ? limit - rest - 2 : 0;
+    if (avail >= kMinWrap && avail >= width_of(hdr[free])) {
+      // Wrap in place: continuation lines carry only the free column.
+      w[free] = avail;
+      out += line(hdr, true, none);
+      for (const auto& r : rows) {
+        auto parts = wrap(r[free], avail, style);
+        std::vector<std::string> cells = r;
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+          if (k) cells.assign(n, "");
+          cells[free] = parts[k];
+          out += line(cells, false, none);
+        }
+      }
+      return out;
+    }
+    if (rest <= limit) {
+      // The free column on its own lines under each row, aligned with the second column.
+      const std::string indent(w[0] + 2, ' ');
+      const std::string label = hdr[free] + ": ";
+      const std::size_t room = std::max<std::size_t>(limit > indent.size() + width_of(label) ? limit - indent.size() - width_of(label) : 0, kMinWrap);
+      out += line(hdr, true, free);
+      for (const auto& r : rows) {
+        out += line(r, false, free);
+        if (r[free].empty()) continue;
+        auto parts = wrap(r[free], room, style);
+        for (std::size_t k = 0; k < parts.size(); ++k)
+          out += indent + (k ? std::string(width_of(label), ' ') : label) + parts[k] + "\n";
+      }
+      return out;
+    }
+  }
+  // Still too wide: one block per row, "header  value" lines under the row's first cell.
+  std::size_t kw = 0;
+  for (std::size_t i = 1; i < n; ++i) kw = std::max(kw, width_of(hdr[i]));
+  const std::size_t room = std::max<std::size_t>(limit > kw + 4 ? limit - kw - 4 : 0, kMinWrap);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const auto& r = rows[k];
+    if (k) out += "\n";
+    out += style.bold(hdr[0].empty() ? r[0] : hdr[0] + " " + r[0]) + "\n";
+    for (std::size_t i = 1; i < n; ++i) {
+      if (r[i].empty()) continue;
+      auto parts = wrap(r[i], room, style);
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        std::string l = "  " + pad(p ? "" : hdr[i], kw, Align::left) + "  " + parts[p];
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        out += l + "\n";
+      }
+    }
+  }
   return out;
 }
 
@@ -149,7 +376,7 @@ std::string key_values(const std::vector<std::pair<std::string, std::string>>& k
       out += "\n";
       continue;
     }
-    out += style.bold(pad(k, w, Align::left)) + "  " + v + "\n";
+    out += style.bold(pad(style.text(k), w, Align::left)) + "  " + style.text(v) + "\n";
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #   stderr     expected standard error (optional; absent means empty)
 #   exit       expected exit code (optional; absent means 0)
 #   stdin      fed to standard input (optional)
+#   env        extra environment for this case (optional): one VAR=value per line, or -u VAR to
+#              unset one; applied with env(1) over the fixed environment below
 # Regenerate after an intended change: tests/golden/run.sh build/gpuadvisor --update
 set -u
 bin=${1:?usage: run.sh GPUADVISOR_BINARY [--update]}
@@ -23,7 +25,17 @@ for dir in $(find "$here" -mindepth 2 -maxdepth 2 -type d | sort); do
   args=$(cat "$dir/cmd")
   input=/dev/null
   [ -f "$dir/stdin" ] && input="$dir/stdin"
-  eval "\"$bin\" $args" <"$input" >"$tmp/stdout" 2>"$tmp/stderr"
+  envs=()
+  if [ -f "$dir/env" ]; then
+    while IFS= read -r e || [ -n "$e" ]; do
+      case "$e" in
+        '' | '#'*) ;;
+        -u\ *) envs+=(-u "${e#-u }") ;;
+        *) envs+=("$e") ;;
+      esac
+    done <"$dir/env"
+  fi
+  eval "env \"\${envs[@]}\" \"$bin\" $args" <"$input" >"$tmp/stdout" 2>"$tmp/stderr"
   code=$?
   if [ "$update" = "--update" ]; then
     cp "$tmp/stdout" "$dir/stdout"

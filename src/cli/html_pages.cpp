@@ -1,0 +1,143 @@
+#include "html_pages.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+#include "gpuadvisor/version.h"
+
+namespace gpuadvisor::cli {
+namespace {
+
+namespace html = report::html;
+
+// The memory of one plan as a stacked bar, with its GPU's capacity and the usable part marked.
+std::string memory_bar(const estimate::MemoryEstimate& mem, const rules::Candidate& c) {
+  std::vector<html::Segment> segs;
+  for (const auto& l : mem.lines) segs.push_back({l.label, l.per_gpu_bytes, util::format_bytes(l.per_gpu_bytes), false});
+  std::vector<html::Marker> marks = {
+      {c.fit.usable_bytes, "usable " + util::format_bytes(c.fit.usable_bytes)},
+      {c.gpu->memory_bytes, "capacity " + util::format_bytes(c.gpu->memory_bytes)},
+  };
+  return html::stacked_bar(segs, fmt::format("Memory per GPU of {}", c.label()), marks);
+}
+
+}  // namespace
+
+std::string html_footer(const Context& ctx, std::string_view command) {
+  return fmt::format("gpuadvisor {} {}, {}. Estimates from public datasheets and published measurements "
+                     "(docs/methodology.md); each figure is as good as its sources.",
+                     kVersion, command, ctx.today());
+}
+
+std::string recommend_html(Context& ctx, const rules::Request& req, const rules::Recommendation& rec, const report::Table& plans,
+                           const report::Table& pareto) {
+  const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
+  html::Page page("GPU recommendation", describe(req.base));
+
+  std::vector<std::pair<std::string, std::string>> kv;
+  if (req.budget_usd)
+    kv.push_back({"Budget", util::format_money(*req.budget_usd) + (req.cloud ? (req.budget_per_hour ? "/h rent" : " rent for the job") : "")});
+  if (req.power_limit_w) kv.push_back({"Power limit", util::format_number(*req.power_limit_w) + " W"});
+  kv.push_back({"Scenario", req.scenario.empty() ? "any" : req.scenario});
+  kv.push_back({"GPUs per plan", fmt::format("1 to {}", req.max_gpus)});
+  kv.push_back({"Ranking", fmt::format("{} ({})", rules::name(rec.prefer), rec.score_unit)});
+  page.h2("Workload and constraints").kv(kv);
+
+  if (top > 0) {
+    const auto& best = rec.candidates[rec.plans.front()];
+    std::string price = best.price_usd ? util::format_money(*best.price_usd) : "price unknown";
+    if (best.instance && best.usd_per_hour) price = util::format_money(*best.usd_per_hour) + "/h";
+    page.p(fmt::format("Best: {} x {} in {}, {}{}. Score {} ({}).", best.count, best.gpu->name, best.w.precision, price,
+                       best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
+                       util::format_number(best.score), rec.score_unit),
+           "good");
+  } else {
+    page.p("Nothing fits within the constraints.", "bad");
+  }
+
+  // Every plan (one per GPU model) and every plan on the front, each once.
+  std::vector<std::size_t> shown = rec.plans;
+  for (auto i : rec.pareto)
+    if (std::find(shown.begin(), shown.end(), i) == shown.end()) shown.push_back(i);
+  html::Scatter sc;
+  sc.title = "Price and speed of each plan";
+  sc.x_label = !req.cloud ? "Price (USD)" : req.base.tokens > 0 ? "Rent for the job (USD)" : "Rent per hour (USD)";
+  const bool images = top > 0 && rec.candidates[rec.plans.front()].perf.images_per_s.has_value();
+  sc.y_label = images ? "Speed (images/s)" : "Speed (tokens/s)";
+  sc.x_format = html::short_money;
+  sc.y_format = [](double v) { return util::format_number(v); };
+  std::size_t unpriced = 0;
+  for (auto i : shown) {
+    const auto& c = rec.candidates[i];
+    if (!c.price_usd) {
+      ++unpriced;
+      continue;
+    }
+    const auto rank = std::find(rec.plans.begin(), rec.plans.end(), i) - rec.plans.begin();
+    const bool ranked = static_cast<std::size_t>(rank) < top;
+    html::Point p;
+    p.x = *c.price_usd;
+    p.y = c.throughput;
+    p.rank = ranked ? static_cast<int>(rank) + 1 : 0;
+    p.label = ranked ? fmt::format("{}. {}", rank + 1, c.label()) : "";
+    p.tip = fmt::format("{}: {}, {} {}/s, score {}", c.label(), util::format_money(*c.price_usd), util::format_number(c.throughput),
+                        images ? "images" : "tokens", util::format_number(c.score));
+    if (std::find(rec.pareto.begin(), rec.pareto.end(), i) != rec.pareto.end()) sc.front.push_back(sc.points.size());
+    sc.points.push_back(std::move(p));
+  }
+  if (!shown.empty()) {
+    page.h2("Price and speed");
+    page.figure(html::scatter(sc),
+                fmt::format("Each point is a plan: the best one for each GPU model{} ({} in all), and the plans on the Pareto front. "
+                            "The numbered ones are the top {} of the table.{}",
+                            req.cloud ? " and count" : "", sc.points.size(), top,
+                            unpriced ? fmt::format(" {} plan{} without a known price {} not shown.", unpriced, unpriced > 1 ? "s" : "",
+                                                   unpriced > 1 ? "are" : "is")
+                                     : ""));
+  }
+
+  if (top > 0) {
+    page.h2("Ranked plans").table(plans);
+    std::vector<std::string> notes;
+    for (std::size_t k = 0; k < top; ++k) {
+      const auto& c = rec.candidates[rec.plans[k]];
+      for (const auto& oc : c.outcomes)
+        if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice)
+          notes.push_back(fmt::format("{}: {} [{}]", c.instance ? c.instance->id : c.gpu->id, oc.message, oc.rule->id));
+    }
+    if (!notes.empty()) page.h2("Notes").list(notes);
+    const auto& best = rec.candidates[rec.plans.front()];
+    const auto mem = estimate::estimate_memory(best.w, ctx.efficiency());
+    page.h2("Memory of the best plan")
+        .figure(memory_bar(mem, best),
+                fmt::format("{} per GPU of {} ({} usable after the headroom kept free).", util::format_bytes(mem.per_gpu_bytes),
+                            util::format_bytes(best.gpu->memory_bytes), util::format_bytes(best.fit.usable_bytes)));
+  } else if (!rec.way_out.empty()) {
+    page.h2("Ways out").list(rec.way_out);
+  }
+  if (!pareto.empty()) page.h2("Pareto front (price vs speed, no plan both cheaper and faster)").table(pareto);
+  if (!rec.rejected.empty()) {
+    std::vector<std::string> rejected;
+    for (auto i : rec.rejected) {
+      const auto& c = rec.candidates[i];
+      std::vector<std::string> parts;
+      for (const auto& o : c.outcomes)
+        if (o.applicable && !o.passed && o.rule->kind == rules::Kind::constraint) parts.push_back(o.message + " [" + o.rule->id + "]");
+      std::string s = util::join(parts, "; ");
+      if (!c.hint.empty()) s += "; " + c.hint;
+      rejected.push_back(c.label() + ": " + s);
+    }
+    page.h2("Nearest rejected").list(rejected);
+  }
+  std::vector<std::string> assumed = rec.defaults;
+  for (const auto& a : req.base.assumptions)
+    if (a.find("task:") != 0 && a.find("precision:") != 0) assumed.push_back(a);
+  page.h2("Assumed").list(assumed);
+  return page.str(html_footer(ctx, "recommend"));
+}
+
+}  // namespace gpuadvisor::cli
