@@ -7,6 +7,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "command_tree.h"
 #include "context.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/version.h"
@@ -25,6 +26,7 @@ constexpr Command kCommands[] = {
     {"catalog", setup_catalog},     {"models", setup_models},     {"check", setup_check},
     {"rules", setup_rules},         {"compat", setup_compat},     {"diagnose", setup_diagnose},
     {"inspect", setup_inspect},
+    {"completion", setup_completion}, {"man", setup_man},
 };
 
 void print_help(std::ostream& os, const std::string& text) {
@@ -66,12 +68,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.add_flag("-v,--verbose", verbose_flag, "More log output on stderr");
   app.add_flag("-q,--quiet", quiet_flag, "Only errors on stderr");
   app.footer(
+      "Exit codes: 0 ok, 1 the answer is no (nothing fits, a check failed), 2 usage or input error,\n"
+      "3 internal error. Documentation: docs/ in the source tree, and 'man gpuadvisor'.\n"
       "Examples:\n"
       "  gpuadvisor recommend --model 10B --budget 3000\n"
       "  gpuadvisor memory --model llama-3.1-8b --task qlora --gpu rtx-4090\n"
-      "  gpuadvisor catalog show 4090\n"
-      "\nExit codes: 0 ok, 1 the answer is no (nothing fits, a check failed), 2 usage or input error,\n"
-      "3 internal error. Documentation: docs/ in the source tree, and 'man gpuadvisor'.");
+      "  gpuadvisor catalog show 4090");
   for (const auto& c : kCommands) c.setup(app, ctx);
 
   // "unknown command 'recomend', did you mean 'recommend'?" before CLI11 sees it, for commands
@@ -118,8 +120,27 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       if (!subs.empty() && !extra.empty() && extra[0] != '-')
         err << fmt::format("gpuadvisor: error: unknown {} command {}{}\n", at->get_name(), util::quote(extra),
                            hint.empty() ? fmt::format(" (expected one of: {})", util::join(subs, ", ")) : hint);
-      else
-        err << "gpuadvisor: error: " << e.what() << "\n";
+      else {
+        // Words left over after the flags: usually a value with a space in it ("--budget 3 dollars").
+        std::vector<std::string> raw;
+        for (const CLI::App* p = at; p && raw.empty(); p = p->get_parent()) raw = p->remaining();
+        std::vector<std::string> left;
+        for (const auto& x : raw) left.push_back(util::quote(x));
+        // An unknown flag: name it, with the closest option of the command.
+        auto flag = std::find_if(raw.begin(), raw.end(), [](const std::string& x) { return x.size() > 1 && x[0] == '-'; });
+        if (flag != raw.end()) {
+          std::vector<std::string> names;
+          for (const auto* opt : at->get_options())
+            for (const auto& n : opt->get_lnames()) names.push_back("--" + n);
+          const std::string name = flag->substr(0, flag->find('='));
+          std::string near = util::did_you_mean(name, names);
+          err << fmt::format("gpuadvisor: error: unknown option {}{}\n", util::quote(name),
+                             near.empty() ? fmt::format(" (see 'gpuadvisor {} --help')", at == &app ? std::string("") : at->get_name()) : near);
+        } else if (left.empty()) err << "gpuadvisor: error: " << e.what() << "\n";
+        else
+          err << fmt::format("gpuadvisor: error: unexpected argument{} {} (a value with spaces needs quotes; see 'gpuadvisor {} --help')\n",
+                             left.size() > 1 ? "s" : "", util::join(left, " "), at == &app ? std::string("") : at->get_name());
+      }
       return static_cast<int>(Exit::usage);
     } catch (const CLI::ParseError& e) {
       std::string msg = e.what();

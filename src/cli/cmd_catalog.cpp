@@ -20,6 +20,7 @@ struct ListOptions {
   std::string vendor, arch, segment, min_memory, sort;
   bool desc = false;
   bool used = false;
+  bool ids = false;
 };
 
 // Numeric fields `catalog list --sort` accepts.
@@ -104,6 +105,10 @@ void run_list(Context& ctx, const ListOptions& o) {
     });
   }
 
+  if (o.ids) {  // for scripts and shell completion
+    for (const auto* g : rows) ctx.out << g->id << '\n';
+    return;
+  }
   if (fmt_out == report::Format::json) {
     auto j = report::envelope("catalog list");
     j["count"] = rows.size();
@@ -257,7 +262,8 @@ void run_validate(Context& ctx, const std::vector<std::string>& files) {
                              f.severity == catalog::Severity::error ? ctx.style.bad(sev) : sev,
                              f.gpu_id.empty() ? "" : f.gpu_id + ": ", f.message, f.rule);
     }
-    ctx.out << fmt::format("{} GPUs checked: {} errors, {} warnings\n", gpus.size(), errors, warnings);
+    auto plural = [](std::size_t n, std::string_view one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); };
+    ctx.out << fmt::format("{} checked: {}, {}\n", plural(gpus.size(), "GPU"), plural(errors, "error"), plural(warnings, "warning"));
     return;
   }
   report::Table t({{"location"}, {"severity"}, {"gpu_id"}, {"rule"}, {"message"}});
@@ -298,6 +304,7 @@ void setup_catalog(CLI::App& app, Context& ctx) {
                    "Sort by memory, bandwidth, fp32, tf32, fp16, bf16, fp8, int8, tdp, price, year or interconnect");
   list->add_flag("--desc", lo->desc, "Sort in descending order");
   list->add_flag("--used", lo->used, "Use used-market prices where known");
+  list->add_flag("--ids", lo->ids, "Print only the ids, one a line (for scripts and shell completion)");
   list->footer("Examples:\n  gpuadvisor catalog list --segment datacenter --sort bandwidth --desc\n"
                "  gpuadvisor catalog list --min-memory 48GB --format csv");
   add_format_option(*list, ctx);

@@ -258,13 +258,13 @@ void setup_compat(CLI::App& app, Context& ctx) {
       "Says what works and what is needed: the first CUDA toolkit with native code for the GPU's compute\n"
       "capability, the driver that toolkit needs (CUDA release notes, Tables 2 and 3), the first PyTorch,\n"
       "TensorFlow and JAX releases with prebuilt support, and the architecture's features.\n"
+      "Exit status: 0 it works (or nothing was asked), 1 the answer is no, 2 a usage error\n"
+      "(unknown GPU, architecture, framework or release). See docs/compat.md.\n"
       "Examples:\n"
       "  gpuadvisor compat --gpu h100-sxm\n"
       "  gpuadvisor compat --gpu h100-sxm --framework pytorch --version 1.12\n"
       "  gpuadvisor compat --gpu rtx-4090 --cuda 11.7 --driver 515.65.01\n"
-      "  gpuadvisor compat --arch 8.6 --framework tensorflow --version 2.4 --format json\n"
-      "Exit status: 0 it works (or nothing was asked), 1 the answer is no, 2 a usage error\n"
-      "(unknown GPU, architecture, framework or release). See docs/compat.md.");
+      "  gpuadvisor compat --arch 8.6 --framework tensorflow --version 2.4 --format json");
   add_format_option(*cmd, ctx);
   add_catalog_option(*cmd, ctx);
   cmd->callback([&ctx, o] { run_compat(ctx, *o); });

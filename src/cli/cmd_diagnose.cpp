@@ -340,14 +340,14 @@ void setup_diagnose(CLI::App& app, Context& ctx) {
   cmd->footer(
       "Xid meanings follow NVIDIA's Xid documentation. A log scan groups the 'NVRM: Xid' lines by GPU\n"
       "(PCI address) and code, most severe first.\n"
+      "Exit status: 0 ok, 1 the log has critical Xids (fallen off the bus, uncorrectable ECC, ...),\n"
+      "2 an unknown code or text, or a log that cannot be read. See docs/diagnose.md.\n"
       "Examples:\n"
       "  gpuadvisor diagnose 79\n"
       "  gpuadvisor diagnose xid 48\n"
       "  gpuadvisor diagnose \"CUDNN_STATUS_NOT_INITIALIZED\"\n"
       "  sudo dmesg | gpuadvisor diagnose --log -\n"
-      "  journalctl -k -b | gpuadvisor diagnose --log - --format json\n"
-      "Exit status: 0 ok, 1 the log has critical Xids (fallen off the bus, uncorrectable ECC, ...),\n"
-      "2 an unknown code or text, or a log that cannot be read. See docs/diagnose.md.");
+      "  journalctl -k -b | gpuadvisor diagnose --log - --format json");
   add_format_option(*cmd, ctx);
   cmd->callback([&ctx, o] { run_diagnose(ctx, *o); });
 }

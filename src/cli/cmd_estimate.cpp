@@ -52,6 +52,10 @@ util::Json to_json(const EstimateResult& r, const catalog::Gpu& gpu) {
   j["fits"] = r.fit.fits;
   const util::Json pj = estimate::to_json(r.perf, r.w);
   for (auto& [k, v] : pj.items()) j[k] = v;
+  // The workload's own defaults first, as in the text output.
+  util::Json all = r.w.assumptions;
+  for (const auto& a : pj["assumptions"]) all.push_back(a);
+  j["assumptions"] = all;
   return j;
 }
 

@@ -251,12 +251,12 @@ void setup_inspect(CLI::App& app, Context& ctx) {
   cmd->footer(
       "Without --from, runs nvidia-smi (found on PATH; no shell) with the field list in docs/inspect.md.\n"
       "Each card is identified in the catalog and checked; every item is PASS, WARN or FAIL.\n"
+      "Exit status: 0 no FAIL item, 1 a FAIL item, 2 nvidia-smi not found or input that cannot be read.\n"
+      "See docs/inspect.md.\n"
       "Examples:\n"
       "  gpuadvisor inspect\n"
       "  gpuadvisor inspect --from capture.csv --format json\n"
-      "  ssh gpu-host nvidia-smi --query-gpu=<fields> --format=csv | gpuadvisor inspect --from -\n"
-      "Exit status: 0 no FAIL item, 1 a FAIL item, 2 nvidia-smi not found or input that cannot be read.\n"
-      "See docs/inspect.md.");
+      "  ssh gpu-host nvidia-smi --query-gpu=<fields> --format=csv | gpuadvisor inspect --from -");
   add_format_option(*cmd, ctx);
   add_catalog_option(*cmd, ctx);
   cmd->callback([&ctx, o] { run_inspect(ctx, *o); });

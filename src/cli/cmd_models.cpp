@@ -9,11 +9,15 @@
 namespace gpuadvisor::cli {
 namespace {
 
-void run_list(Context& ctx, const std::string& kind) {
+void run_list(Context& ctx, const std::string& kind, bool ids) {
   auto f = ctx.output_format(kTabular);
   std::vector<const catalog::Model*> rows;
   for (const auto& m : ctx.models().models())
     if (kind.empty() || m.kind == kind) rows.push_back(&m);
+  if (ids) {  // for scripts and shell completion
+    for (const auto* m : rows) ctx.out << m->id << '\n';
+    return;
+  }
   if (f == report::Format::json) {
     auto j = report::envelope("models list");
     j["count"] = rows.size();
@@ -41,7 +45,15 @@ void run_show(Context& ctx, const std::string& query) {
   auto f = ctx.output_format(kTabular);
   estimate::WorkloadInput in;
   in.model = query;
-  auto w = ctx.workload(in);
+  estimate::Workload w;
+  try {
+    w = ctx.workload(in);
+  } catch (const Error& e) {
+    // The workload reader names the flag; here the model is a positional argument.
+    std::string msg = e.what();
+    if (msg.rfind("--model: ", 0) == 0) throw Error("models show: " + msg.substr(9));
+    throw;
+  }
   const auto& m = w.model;
   if (f == report::Format::json) {
     auto j = report::envelope("models show");
@@ -92,15 +104,17 @@ void setup_models(CLI::App& app, Context& ctx) {
   cmd->require_subcommand(1);
   cmd->footer("Examples:\n  gpuadvisor models list\n  gpuadvisor models show llama-3.1-70b\n  gpuadvisor models show 10B");
   auto kind = std::make_shared<std::string>();
+  auto ids = std::make_shared<bool>(false);
   auto* list = cmd->add_subcommand("list", "List the model presets");
   list->add_option("--kind", *kind, "Only decoder, encoder, encoder-decoder or vision models");
   list->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
+  list->add_flag("--ids", *ids, "Print only the ids, one a line (for scripts and shell completion)");
   add_format_option(*list, ctx);
   list->footer("Examples:\n  gpuadvisor models list --kind vision\n  gpuadvisor models list --format json");
-  list->callback([&ctx, kind] {
+  list->callback([&ctx, kind, ids] {
     if (!kind->empty() && *kind != "decoder" && *kind != "encoder" && *kind != "encoder-decoder" && *kind != "vision")
       throw Error(fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(*kind)));
-    run_list(ctx, *kind);
+    run_list(ctx, *kind, *ids);
   });
   auto q = std::make_shared<std::string>();
   auto* show = cmd->add_subcommand("show", "Show a preset's architecture and sources, or the shape a bare size gets");

@@ -15,28 +15,40 @@ std::string flag(std::string option) {
   return option;
 }
 
-void run_list(Context& ctx) {
+// One rule as data: what data/rules.json holds, resolved (policy files applied), plus its page.
+util::Json rule_json(const rules::Rule& r) {
+  util::Json x;
+  x["id"] = r.id;
+  x["kind"] = rules::name(r.kind);
+  x["scope"] = r.scope;
+  x["severity"] = rules::name(r.severity);
+  x["metric"] = r.metric;
+  x["op"] = r.op;
+  x["threshold"] = r.threshold_from.empty() ? rules::to_json(r.threshold) : util::Json(nullptr);
+  x["threshold_from"] = r.threshold_from.empty() ? util::Json(nullptr) : util::Json(r.threshold_from);
+  x["when"] = r.when.empty() ? util::Json(nullptr) : util::Json(r.when);
+  x["weight"] = r.weight;
+  x["message"] = r.message;
+  x["fix"] = r.fix.empty() ? util::Json(nullptr) : util::Json(r.fix);
+  x["rationale"] = r.rationale;
+  x["sources"] = catalog::sources_json(r.sources);
+  x["as_of"] = r.as_of.empty() ? util::Json(nullptr) : util::Json(r.as_of);
+  x["defined_at"] = r.origin;
+  x["doc"] = "docs/rules/" + r.id + ".md";
+  return x;
+}
+
+void run_list(Context& ctx, bool ids) {
   auto f = ctx.output_format(kTabular);
   auto rs = rules::RuleSet::load(ctx.rule_files);
+  if (ids) {  // for scripts and shell completion
+    for (const auto& r : rs.rules()) ctx.out << r.id << '\n';
+    return;
+  }
   if (f == report::Format::json) {
     auto j = report::envelope("rules list");
     util::Json arr = util::Json::array();
-    for (const auto& r : rs.rules()) {
-      util::Json x;
-      x["id"] = r.id;
-      x["kind"] = rules::name(r.kind);
-      x["scope"] = r.scope;
-      x["severity"] = rules::name(r.severity);
-      x["metric"] = r.metric;
-      x["op"] = r.op;
-      x["threshold"] = r.threshold_from.empty() ? rules::to_json(r.threshold) : util::Json("option:" + r.threshold_from);
-      x["weight"] = r.weight;
-      x["message"] = r.message;
-      x["rationale"] = r.rationale;
-      x["sources"] = catalog::sources_json(r.sources);
-      x["doc"] = "docs/rules/" + r.id + ".md";
-      arr.push_back(x);
-    }
+    for (const auto& r : rs.rules()) arr.push_back(rule_json(r));
     j["rules"] = arr;
     ctx.out << report::dump(j);
     return;
@@ -71,7 +83,8 @@ void run_show(Context& ctx, const std::string& id) {
   kv.push_back({"Defined at", r->origin});
   if (f == report::Format::json) {
     auto j = report::envelope("rules show");
-    for (const auto& [k, v] : kv) j[util::lower(k)] = v;
+    const util::Json rule = rule_json(*r);
+    for (const auto& [k, v] : rule.items()) j[k] = v;
     ctx.out << report::dump(j);
     return;
   }
@@ -86,8 +99,10 @@ void setup_rules(CLI::App& app, Context& ctx) {
   cmd->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules list --rules policy.json");
   auto* list = cmd->add_subcommand("list", "List every rule with its test");
   list->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
+  auto ids = std::make_shared<bool>(false);
+  list->add_flag("--ids", *ids, "Print only the ids, one a line (for scripts and shell completion)");
   add_format_option(*list, ctx);
-  list->callback([&ctx] { run_list(ctx); });
+  list->callback([&ctx, ids] { run_list(ctx, *ids); });
   auto id = std::make_shared<std::string>();
   auto* show = cmd->add_subcommand("show", "Show one rule: test, message, rationale and sources");
   show->add_option("id", *id, "Rule id")->required();
