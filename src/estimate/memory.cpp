@@ -414,6 +414,15 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
 
 namespace {
 
+// "ZeRO-3, tensor parallel 2": the data-parallel part only when there are replicas.
+std::string layout_name(const Workload& x) {
+  std::vector<std::string> parts;
+  if (x.dp() > 1) parts.push_back(x.zero ? fmt::format("ZeRO-{}", x.zero) : "plain data parallel");
+  if (x.tp > 1) parts.push_back(fmt::format("tensor parallel {}", x.tp));
+  if (x.pp > 1) parts.push_back(fmt::format("pipeline parallel {}", x.pp));
+  return parts.empty() ? "one GPU" : util::join(parts, ", ");
+}
+
 Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu,
                             const catalog::Efficiency& eff, double usable) {
   std::vector<std::string> ckpts = set.checkpointing ? std::vector<std::string>{w.checkpointing}
@@ -433,13 +442,12 @@ Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const cat
         if (c == w.checkpointing) {  // when nothing fits, keep the user's recomputation
           last = x;
           last.assumptions.push_back(fmt::format(
-              "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({}{})", x.gpus, gpu.id,
-              z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : ""));
+              "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({})", x.gpus, gpu.id,
+              layout_name(x)));
         }
         if (memory_bytes(x, eff).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
-              "layout: {}{}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
-              z ? fmt::format("ZeRO-{}", z) : "plain data parallel", tp > 1 ? fmt::format(", tensor parallel {}", tp) : "",
+              "layout: {}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)", layout_name(x),
               c == "full" ? ", full activation recomputation" : "", x.gpus, gpu.id));
           return x;
         }

@@ -64,7 +64,7 @@ Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff)
   if (gpus <= 1) return {1, 1, 1};
   // The factors are per-GPU efficiencies at 8 GPUs; each doubling costs the same share, and the
   // published 8-to-128-GPU runs hold near the 8-GPU value, so the loss stops growing after 8.
-  const auto& f = eff.get(gpu.has_fast_interconnect() ? "scaling-nvlink" : "scaling-pcie");
+  const auto& f = eff.get(gpu.fast_link_for(gpus) ? "scaling-nvlink" : "scaling-pcie");
   double doublings = std::min(std::log2(static_cast<double>(gpus)), 3.0) / 3.0;
   return {std::pow(f.low, doublings), std::pow(f.typical, doublings), std::pow(f.high, doublings)};
 }
@@ -83,7 +83,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   const double N = w.gpus;
   const Range sc = scaling(gpu, w.gpus, eff);
   out.scaling = sc.typical;
-  if (w.gpus > 1) out.factors.push_back(gpu.has_fast_interconnect() ? "scaling-nvlink" : "scaling-pcie");
+  if (w.gpus > 1) out.factors.push_back(gpu.fast_link_for(w.gpus) ? "scaling-nvlink" : "scaling-pcie");
   const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
   const double P = m.params_per_token();
   if (explain)

@@ -564,8 +564,9 @@ struct Builder {
         x.show("memory_capacity", util::format_bytes(cap));
         x.m.set("memory_short_bytes", need - cap);
         if (estimate::is_training(w.task) && w.gpus > 1) {
-          const bool link = gpu.has_fast_interconnect() && s.interconnect != "pcie";
+          const bool link = gpu.fast_link_for(w.gpus) && s.interconnect != "pcie";
           std::string why = !gpu.has_fast_interconnect() ? fmt::format("{} has no NVLink", gpu.id)
+                            : !gpu.fast_link_for(w.gpus) ? fmt::format("an NVLink bridge joins only two {} cards", gpu.id)
                                                          : "the server's interconnect is pcie";
           x.put("multi_gpu_training_without_nvlink", !link, "",
                 s.interconnect.empty() ? wl.ptr + (doc.line_of(wl.ptr + "/task") ? "/task" : "")

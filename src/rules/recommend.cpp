@@ -173,7 +173,7 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
   m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
   const auto segs = scenario_segments(req.scenario);
   m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
-  m.set(Metric::pcie_only_multi_gpu_training, estimate::is_training(c.w.task) && count > 1 && !gpu.has_fast_interconnect());
+  m.set(Metric::pcie_only_multi_gpu_training, estimate::is_training(c.w.task) && count > 1 && !gpu.fast_link_for(count));
   m.set(Metric::geforce_in_datacenter, req.scenario == "datacenter" && gpu.segment == "consumer" && gpu.vendor == "nvidia");
   m.set(Metric::vendor_nvidia, gpu.vendor == "nvidia");
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);

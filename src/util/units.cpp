@@ -180,10 +180,11 @@ Result<double> parse_duration(std::string_view text) {
 
 std::string format_bytes(double b) {
   const double a = std::fabs(b);
-  if (a >= 0x1p40) return fmt::format("{:.2f} TiB", b / 0x1p40);
-  if (a >= 0x1p30) return fmt::format("{:.2f} GiB", b / 0x1p30);
-  if (a >= 0x1p20) return fmt::format("{:.1f} MiB", b / 0x1p20);
-  if (a >= 0x1p10) return fmt::format("{:.1f} KiB", b / 0x1p10);
+  // The larger unit from 1000 of the smaller one, so that no figure reads "1000.0 MiB".
+  if (a >= 1000 * 0x1p30) return fmt::format("{:.2f} TiB", b / 0x1p40);
+  if (a >= 1000 * 0x1p20) return fmt::format("{:.2f} GiB", b / 0x1p30);
+  if (a >= 1000 * 0x1p10) return fmt::format("{:.1f} MiB", b / 0x1p20);
+  if (a >= 1000) return fmt::format("{:.1f} KiB", b / 0x1p10);
   return fmt::format("{:.0f} B", b);
 }
 
@@ -203,8 +204,12 @@ std::string format_count(double n) {
 }
 
 std::string format_money(double usd) {
-  if (std::fabs(usd) >= 1e7) return fmt::format("${:.2f}M", usd / 1e6);
-  return "$" + format_number(std::round(usd));
+  const double a = std::fabs(usd);
+  if (a >= 1e7) return fmt::format("${:.2f}M", usd / 1e6);
+  // Whole dollars from $100; cents below, where they matter ($57.20, $0.45).
+  if (a >= 1000) return "$" + format_number(std::round(usd));
+  if (a >= 100 || a == std::round(a)) return fmt::format("${:.0f}", std::round(usd));
+  return fmt::format("${:.2f}", usd);
 }
 
 std::string format_duration(double s) {

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cli_fixture.h"
@@ -95,6 +96,27 @@ TEST_CASE("estimate::perf: doubling GPUs never more than doubles throughput", "[
       }
     }
   }
+}
+
+TEST_CASE("estimate::perf: an NVLink bridge joins a pair; more bridged cards scale as PCIe", "[perf][scaling]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.task = "train";
+  const auto& rtx3090 = *cat().find("rtx-3090");
+  REQUIRE(rtx3090.interconnect == std::optional<std::string>("nvlink-bridge"));
+  auto factor = [&](int n) {
+    in.gpus = std::to_string(n);
+    auto p = estimate::estimate_perf(estimate::make_workload(in, models()), rtx3090, eff());
+    REQUIRE(p.factors.size() >= 2);
+    return std::find(p.factors.begin(), p.factors.end(), "scaling-nvlink") != p.factors.end() ? "nvlink" : "pcie";
+  };
+  CHECK(std::string(factor(2)) == "nvlink");
+  CHECK(std::string(factor(4)) == "pcie");
+  CHECK(std::string(factor(8)) == "pcie");
+  // NVSwitch systems keep the fast link at any count.
+  in.gpus = "8";
+  auto h = estimate::estimate_perf(estimate::make_workload(in, models()), *cat().find("h100-sxm"), eff());
+  CHECK(std::find(h.factors.begin(), h.factors.end(), "scaling-nvlink") != h.factors.end());
 }
 
 TEST_CASE("estimate::cost: break-even and energy against a hand computation", "[cost]") {

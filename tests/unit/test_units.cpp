@@ -70,10 +70,17 @@ TEST_CASE("units::parse_duration and parse_int", "[units]") {
 TEST_CASE("units::format", "[units]") {
   CHECK(format_bytes(24.0 * (1ull << 30)) == "24.00 GiB");
   CHECK(format_bytes(512.0 * (1 << 20)) == "512.0 MiB");
+  CHECK(format_bytes(1000.0 * (1 << 20)) == "0.98 GiB");  // never "1000.0 MiB"
+  CHECK(format_bytes(999.0 * (1 << 20)) == "999.0 MiB");
+  CHECK(format_bytes(1023.0) == "1.0 KiB");
   CHECK(format_count(10e9) == "10B");
   CHECK(format_count(1.5e12) == "1.5T");
   CHECK(format_money(3000) == "$3,000");
   CHECK(format_money(25e6) == "$25.00M");
+  CHECK(format_money(57.04) == "$57.04");  // cents below $100
+  CHECK(format_money(57) == "$57");
+  CHECK(format_money(0.45) == "$0.45");
+  CHECK(format_money(1398.4) == "$1,398");
   CHECK(format_number(1008) == "1,008");
   CHECK(format_number(82.58) == "82.6");
   CHECK(format_duration(3 * 86400) == "3.0 days");

@@ -70,6 +70,9 @@ struct Gpu {
   double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
   /// A fast GPU-to-GPU link (NVLink, Infinity Fabric, RoCE scale-up), not PCIe only.
   bool has_fast_interconnect() const { return interconnect.has_value(); }
+  /// Whether `gpus` of these talk over the fast link: an NVLink bridge joins a pair only, so more
+  /// than two bridged cards reach each other over PCIe.
+  bool fast_link_for(int gpus) const { return has_fast_interconnect() && !(gpus > 2 && *interconnect == "nvlink-bridge"); }
   /// The price to plan with: used-market price when asked and known, else street, else MSRP.
   std::optional<double> price_usd(bool prefer_used = false) const;
   /// Which price price_usd() used: "used", "street", "msrp" or "" when none is known.
