@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cli_fixture.h"
+#include "test_data.h"
 #include "gpuadvisor/estimate/cost.h"
 #include "gpuadvisor/estimate/perf.h"
 
@@ -11,15 +12,10 @@ using namespace gpuadvisor;
 using estimate::WorkloadInput;
 
 namespace {
-const catalog::ModelSet& models() {
-  static const auto m = catalog::ModelSet::load({});
-  return m;
-}
-const catalog::Catalog& cat() {
-  static const auto c = catalog::Catalog::load({});
-  return c;
-}
-const catalog::Efficiency& eff() { return catalog::Efficiency::embedded(); }
+
+using test::eff;
+using test::gpus;
+using test::models;
 constexpr double kYear = 365.25 * 86400;
 }  // namespace
 
@@ -31,7 +27,7 @@ TEST_CASE("estimate::perf: GPT-3 takes years on 8 A100s, not days, and does not 
   in.gpus = "8";
   estimate::WorkloadSet set;
   auto w = estimate::make_workload(in, models(), &set);
-  const auto& a100 = *cat().find("a100-80gb-sxm");
+  const auto& a100 = *gpus().find("a100-80gb-sxm");
   auto p = estimate::estimate_perf(w, a100, eff());
   // 6 x 175e9 x 300e9 = 3.15e23 FLOPs plus attention.
   CHECK(p.total_flops == Approx(6 * 175e9 * 300e9).epsilon(0.05));
@@ -41,7 +37,7 @@ TEST_CASE("estimate::perf: GPT-3 takes years on 8 A100s, not days, and does not 
   CHECK_FALSE(estimate::fit(estimate::plan_layout(w, set, a100, eff()), a100, eff()).fits);
   in.gpus = "16";
   auto w16 = estimate::make_workload(in, models(), &set);
-  const auto& rtx = *cat().find("rtx-4090");
+  const auto& rtx = *gpus().find("rtx-4090");
   CHECK_FALSE(estimate::fit(estimate::plan_layout(w16, set, rtx, eff()), rtx, eff()).fits);
   SECTION("on 1024 A100s it takes days and fits with ZeRO-3") {
     in.gpus = "1024";
@@ -60,7 +56,7 @@ TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and be
   in.seq_len = "512";
   auto w = estimate::make_workload(in, models());
   for (const char* id : {"rtx-4090", "rtx-3090", "a100-80gb-sxm", "h100-sxm"}) {
-    const auto& g = *cat().find(id);
+    const auto& g = *gpus().find(id);
     auto p = estimate::estimate_perf(w, g, eff());
     INFO(id);
     CHECK(p.bound == "memory bandwidth");
@@ -70,7 +66,7 @@ TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and be
   // llama.cpp token generation of LLaMA 2 7B F16 on an RTX 4090 is published at 60.78 tokens/s
   // (shared/reference/published-measurements.json, C-llamacpp2-04); the range must bracket it.
   in.model = "llama-2-7b";
-  auto p = estimate::estimate_perf(estimate::make_workload(in, models()), *cat().find("rtx-4090"), eff());
+  auto p = estimate::estimate_perf(estimate::make_workload(in, models()), *gpus().find("rtx-4090"), eff());
   CHECK(p.decode_tokens_per_s.low < 60.78);
   CHECK(p.decode_tokens_per_s.high > 60.78);
 }
@@ -85,7 +81,7 @@ TEST_CASE("estimate::perf: doubling GPUs never more than doubles throughput", "[
       for (int n : {1, 2, 4, 8, 16, 32}) {
         in.gpus = std::to_string(n);
         auto w = estimate::make_workload(in, models());
-        auto p = estimate::estimate_perf(w, *cat().find(gpu), eff());
+        auto p = estimate::estimate_perf(w, *gpus().find(gpu), eff());
         double t = std::string(task) == "inference" ? p.prefill_tokens_per_s.typical : p.tokens_per_s.typical;
         INFO(task << " " << gpu << " x" << n);
         if (prev > 0) {
@@ -102,7 +98,7 @@ TEST_CASE("estimate::perf: an NVLink bridge joins a pair; more bridged cards sca
   WorkloadInput in;
   in.model = "llama-3.1-8b";
   in.task = "train";
-  const auto& rtx3090 = *cat().find("rtx-3090");
+  const auto& rtx3090 = *gpus().find("rtx-3090");
   REQUIRE(rtx3090.interconnect == std::optional<std::string>("nvlink-bridge"));
   auto factor = [&](int n) {
     in.gpus = std::to_string(n);
@@ -115,7 +111,7 @@ TEST_CASE("estimate::perf: an NVLink bridge joins a pair; more bridged cards sca
   CHECK(std::string(factor(8)) == "pcie");
   // NVSwitch systems keep the fast link at any count.
   in.gpus = "8";
-  auto h = estimate::estimate_perf(estimate::make_workload(in, models()), *cat().find("h100-sxm"), eff());
+  auto h = estimate::estimate_perf(estimate::make_workload(in, models()), *gpus().find("h100-sxm"), eff());
   CHECK(std::find(h.factors.begin(), h.factors.end(), "scaling-nvlink") != h.factors.end());
 }
 
@@ -124,7 +120,7 @@ TEST_CASE("estimate::cost: break-even and energy against a hand computation", "[
   in.model = "llama-3.1-8b";
   in.gpus = "8";
   auto w = estimate::make_workload(in, models());
-  const auto& h100 = *cat().find("h100-sxm");
+  const auto& h100 = *gpus().find("h100-sxm");
   catalog::Prices prices;
   catalog::CloudInstance inst;
   inst.id = "test-8x";

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cli_fixture.h"
+#include "test_data.h"
 #include "gpuadvisor/estimate/memory.h"
 
 using namespace gpuadvisor;
@@ -10,11 +11,9 @@ using estimate::WorkloadInput;
 
 namespace {
 
-const catalog::ModelSet& models() {
-  static const auto m = catalog::ModelSet::load({});
-  return m;
-}
-const catalog::Efficiency& eff() { return catalog::Efficiency::embedded(); }
+using test::eff;
+using test::models;
+
 
 estimate::Workload make(WorkloadInput in) { return estimate::make_workload(in, models()); }
 

@@ -3,6 +3,8 @@
 // memory estimate against the explained one, bit for bit, over random workloads and every GPU.
 // The generator is a std::mt19937 with a fixed seed, so a failure reproduces exactly.
 #include <catch2/catch.hpp>
+
+#include "test_data.h"
 #include <optional>
 #include <random>
 #include <string>
@@ -21,15 +23,10 @@ using namespace gpuadvisor;
 
 namespace {
 
-const catalog::ModelSet& models() {
-  static const auto m = catalog::ModelSet::load({});
-  return m;
-}
-const catalog::Catalog& gpus() {
-  static const auto c = catalog::Catalog::load({});
-  return c;
-}
-const catalog::Efficiency& eff() { return catalog::Efficiency::embedded(); }
+using test::eff;
+using test::gpus;
+using test::models;
+
 
 // fit() as it was: a binary search over the full estimate, one workload copy per probe.
 estimate::FitResult fit_by_search(const estimate::Workload& w, const catalog::Gpu& gpu, double headroom) {

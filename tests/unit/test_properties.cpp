@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_fixture.h"
+#include "test_data.h"
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
@@ -26,26 +27,15 @@ using estimate::WorkloadInput;
 
 namespace {
 
+using test::eff;
+using test::gpus;
+using test::models;
+using test::prices;
+using test::rule_set;
+
 constexpr std::uint32_t kSeed = 20261129;
 constexpr double kRel = 1e-9;  // relative slack for floating-point noise
 
-const catalog::ModelSet& models() {
-  static const auto m = catalog::ModelSet::load({});
-  return m;
-}
-const catalog::Catalog& gpus() {
-  static const auto c = catalog::Catalog::load({});
-  return c;
-}
-const rules::RuleSet& rule_set() {
-  static const auto r = rules::RuleSet::load({});
-  return r;
-}
-const catalog::Prices& prices() {
-  static const auto p = catalog::Prices::load({});
-  return p;
-}
-const catalog::Efficiency& eff() { return catalog::Efficiency::embedded(); }
 
 class Gen {
  public:

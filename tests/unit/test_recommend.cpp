@@ -4,21 +4,20 @@
 #include <list>
 
 #include "cli_fixture.h"
+#include "test_data.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
 
 using namespace gpuadvisor;
 
 namespace {
-const catalog::ModelSet& models() {
-  static const auto m = catalog::ModelSet::load({});
-  return m;
-}
+
+using test::models;
 
 rules::Recommendation run(const std::string& model, const std::string& task, std::optional<double> budget,
                           const std::vector<std::string>& rule_files = {}) {
-  static const auto cat = catalog::Catalog::load({});
-  static const auto prices = catalog::Prices::load({});
+  const auto& cat = test::gpus();
+  const auto& prices = test::prices();
   // Outcomes point at their rules: the rule sets must outlive the recommendations.
   static std::list<rules::RuleSet> keep;
   const auto& rs = keep.emplace_back(rules::RuleSet::load(rule_files));
@@ -36,9 +35,9 @@ double best_score(const rules::Recommendation& r) { return r.plans.empty() ? 0 :
 // Renting: the candidates are the cloud instances; a budget per hour or for the whole job.
 rules::Recommendation run_cloud(const std::string& model, const std::string& task, const std::string& tokens,
                                 std::optional<double> budget, bool per_hour, std::vector<std::string> providers = {}) {
-  static const auto cat = catalog::Catalog::load({});
-  static const auto prices = catalog::Prices::load({});
-  static const auto rs = rules::RuleSet::load({});
+  const auto& cat = test::gpus();
+  const auto& prices = test::prices();
+  const auto& rs = test::rule_set();
   rules::Request req;
   estimate::WorkloadInput in;
   in.model = model;
@@ -166,8 +165,8 @@ TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
     note(run("llama-3.1-8b", "train", 100000));
     auto edge = test::run_cli({"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"});
     CHECK(edge.code == 0);
-    static const auto cat = catalog::Catalog::load({});
-    static const auto prices = catalog::Prices::load({});
+    const auto& cat = test::gpus();
+    const auto& prices = test::prices();
     rules::Request req;
     estimate::WorkloadInput in;
     in.model = "llama-3.1-8b";
