@@ -40,18 +40,27 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
 
   std::vector<std::pair<std::string, std::string>> kv;
   if (req.budget_usd)
-    kv.push_back({"Budget", util::format_money(*req.budget_usd) + (req.cloud ? (req.budget_per_hour ? "/h rent" : " rent for the job") : "")});
+    kv.push_back({"Budget", req.cloud ? (req.budget_per_hour ? rules::format_rate(*req.budget_usd) + " rent"
+                                                              : util::format_money(*req.budget_usd) + " rent for the job")
+                                      : util::format_money(*req.budget_usd)});
   if (req.power_limit_w) kv.push_back({"Power limit", util::format_number(*req.power_limit_w) + " W"});
   kv.push_back({"Scenario", req.scenario.empty() ? "any" : req.scenario});
-  kv.push_back({"GPUs per plan", fmt::format("1 to {}", req.max_gpus)});
+  if (req.cloud)
+    kv.push_back({"Instances", fmt::format("one per plan, from the {} in the price list", ctx.prices().instances.size())});
+  else
+    kv.push_back({"GPUs per plan", fmt::format("1 to {}", req.max_gpus)});
   kv.push_back({"Ranking", fmt::format("{} ({})", rules::name(rec.prefer), rec.score_unit)});
   page.h2("Workload and constraints").kv(kv);
 
   if (top > 0) {
     const auto& best = rec.candidates[rec.plans.front()];
     std::string price = best.price_usd ? util::format_money(*best.price_usd) : "price unknown";
-    if (best.instance && best.usd_per_hour) price = util::format_money(*best.usd_per_hour) + "/h";
-    page.p(fmt::format("Best: {} x {} in {}, {}{}. Score {} ({}).", best.count, best.gpu->name, best.w.precision, price,
+    if (best.instance) {
+      price = best.usd_per_hour ? rules::format_rate(*best.usd_per_hour) : "rate unknown";
+      if (best.rent_usd) price += fmt::format(", {} for the job", util::format_money(*best.rent_usd));
+    }
+    page.p(fmt::format("Best: {}{} x {} in {}, {}{}. Score {} ({}).", best.instance ? rules::instance_label(*best.instance) + ": " : "",
+                       best.count, best.gpu->name, best.w.precision, price,
                        best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
                        util::format_number(best.score), rec.score_unit),
            "good");

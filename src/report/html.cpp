@@ -32,6 +32,9 @@ th,td{padding:5px 8px;border-bottom:1px solid #e4e7eb;text-align:left;vertical-a
 th{background:#f5f7fa;font-weight:600;color:#323f4b}
 th.r,td.r{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 th.nw,td.nw{white-space:nowrap}
+tbody.g:nth-of-type(even){background:#fafbfc}
+tr.more td{border-bottom:1px solid #e4e7eb;padding-top:0;color:#52606d}
+tbody.g tr.main td{border-bottom:none}
 tbody tr:nth-child(even){background:#fafbfc}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:3px 18px;margin:6px 0}
 dt{color:#52606d}
@@ -456,15 +459,27 @@ Page& Page::table(const Table& t) {
   auto cls = [&](std::size_t i) {
     return cols[i].align == Align::right ? std::string(R"( class="r")") : wraps[i] ? std::string() : std::string(R"( class="nw")");
   };
+  // A wide table (ten columns or more) whose last column is running text shows that text on a line
+  // of its own under each row, as the terminal does when a table is too wide.
+  const std::size_t n = cols.size();
+  const bool under = n >= 10 && wraps[n - 1] && cols[n - 1].align == Align::left;
+  const std::size_t shown = under ? n - 1 : n;
   body_ += "<table>\n<thead><tr>";
-  for (std::size_t i = 0; i < cols.size(); ++i) body_ += "<th" + cls(i) + ">" + escape(cols[i].header) + "</th>";
-  body_ += "</tr></thead>\n<tbody>\n";
+  for (std::size_t i = 0; i < shown; ++i) body_ += "<th" + cls(i) + ">" + escape(cols[i].header) + "</th>";
+  body_ += "</tr></thead>\n";
+  if (!under) body_ += "<tbody>\n";
   for (const auto& r : t.rows()) {
-    body_ += "<tr>";
-    for (std::size_t i = 0; i < r.size(); ++i) body_ += "<td" + cls(i) + ">" + escape(r[i]) + "</td>";
+    if (under) body_ += "<tbody class=\"g\">\n";
+    body_ += under ? "<tr class=\"main\">" : "<tr>";
+    for (std::size_t i = 0; i < shown && i < r.size(); ++i) body_ += "<td" + cls(i) + ">" + escape(r[i]) + "</td>";
     body_ += "</tr>\n";
+    if (under) {
+      body_ += fmt::format("<tr class=\"more\"><td></td><td colspan=\"{}\">{}: {}</td></tr>\n</tbody>\n", shown - 1,
+                           escape(cols[n - 1].header), r.size() == n ? escape(r[n - 1]) : std::string());
+    }
   }
-  body_ += "</tbody>\n</table>\n";
+  if (!under) body_ += "</tbody>\n";
+  body_ += "</table>\n";
   return *this;
 }
 

@@ -215,3 +215,23 @@ TEST_CASE("report: ASCII fallbacks and fitting a table to the width", "[style]")
     CHECK(t.render(report::Format::markdown, narrow).find("on and on about memory and speed |") != std::string::npos);
   }
 }
+
+TEST_CASE("report::html: a wide table puts its running-text column under each row", "[html]") {
+  auto table = [](std::size_t ncols) {
+    std::vector<report::Column> cols;
+    for (std::size_t i = 0; i + 1 < ncols; ++i) cols.push_back({"c" + std::to_string(i), report::Align::right});
+    cols.push_back({"Why"});
+    report::Table t(cols);
+    std::vector<std::string> row(ncols, "1");
+    row.back() = "a reason longer than thirty-two characters, <escaped>";
+    t.add(row);
+    return t;
+  };
+  const std::string wide = report::html::Page("t", "s").table(table(10)).str("f");
+  CHECK(wide.find("<tr class=\"more\"><td></td><td colspan=\"8\">Why: a reason longer than thirty-two characters, &lt;escaped&gt;</td></tr>") !=
+        std::string::npos);
+  CHECK(wide.find("<th>Why</th>") == std::string::npos);
+  const std::string narrow = report::html::Page("t", "s").table(table(9)).str("f");
+  CHECK(narrow.find("class=\"more\"") == std::string::npos);
+  CHECK(narrow.find("<th>Why</th>") != std::string::npos);
+}
