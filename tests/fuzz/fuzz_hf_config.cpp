@@ -12,19 +12,14 @@
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
+#include "../unit/test_data.h"
 
 using namespace gpuadvisor;
 
 namespace {
 
-const catalog::ModelSet& models() {
-  static const auto m = catalog::ModelSet::load({});
-  return m;
-}
-const catalog::Catalog& gpus() {
-  static const auto c = catalog::Catalog::load({});
-  return c;
-}
+using test::gpus;
+using test::models;
 
 }  // namespace
 
