@@ -43,14 +43,11 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
   if (!text) throw Error(text.error());
   const std::string origin = path == "-" ? "<stdin>" : path;
   int worst = 0;
-  std::size_t start = 0, line_no = 0;
-  const std::string& t = *text;
-  while (start < t.size()) {
-    std::size_t end = t.find('\n', start);
-    if (end == std::string::npos) end = t.size();
-    std::string line = t.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
+  util::LineReader lines(*text);
+  std::string_view text_line;
+  while (lines.next(text_line)) {
+    const int line_no = lines.number();
+    const std::string line(text_line);
     if (util::trim(line).empty()) continue;
     util::Json result;
     std::string written;  // the line's output, when made without `result`

@@ -554,15 +554,10 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
   cap.origin = origin;
   std::vector<std::string> cols;
   int header_line = 0;
-  std::size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  util::LineReader lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const int line_no = lines.number();
     for (char ch : line) {
       auto u = static_cast<unsigned char>(ch);
       if (u < 0x20 && ch != '\t')

@@ -55,15 +55,10 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
   using R = Result<XidScan>;
   XidScan scan;
   scan.origin = origin;
-  std::size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  util::LineReader lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const int line_no = lines.number();
     if (line.find('\0') != std::string_view::npos)
       return R::fail(fmt::format("{}:{}: binary data (a NUL byte), expected kernel log text (dmesg, journalctl -k or syslog)",
                                  origin, line_no));
@@ -101,7 +96,7 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
     ev.message = shorten(util::trim(rest), 120);
     scan.events.push_back(std::move(ev));
   }
-  scan.lines = static_cast<std::size_t>(line_no);
+  scan.lines = static_cast<std::size_t>(lines.number());
 
   for (const auto& ev : scan.events) {
     if (std::find(scan.gpus.begin(), scan.gpus.end(), ev.pci) == scan.gpus.end()) scan.gpus.push_back(ev.pci);

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
 using namespace gpuadvisor::util;
@@ -85,4 +86,15 @@ TEST_CASE("units::format", "[units]") {
   CHECK(format_number(82.58) == "82.6");
   CHECK(format_duration(3 * 86400) == "3.0 days");
   CHECK(format_duration(8 * 365.25 * 86400) == "8.0 years");
+}
+
+TEST_CASE("util::LineReader: lines without their ends, numbered from 1", "[text]") {
+  gpuadvisor::util::LineReader lines("a\r\n\nb\nlast");
+  std::string_view line;
+  std::vector<std::pair<int, std::string>> got;
+  while (lines.next(line)) got.emplace_back(lines.number(), std::string(line));
+  CHECK(got == std::vector<std::pair<int, std::string>>{{1, "a"}, {2, ""}, {3, "b"}, {4, "last"}});
+  gpuadvisor::util::LineReader empty("");
+  CHECK_FALSE(empty.next(line));
+  CHECK(empty.number() == 0);
 }

@@ -28,4 +28,29 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 /// message stays on one line.
 std::string quote(std::string_view s, std::size_t max_len = 60);
 
+/// The lines of a text in order, without their "\n" (or "\r\n"), numbered from 1: the readers of
+/// line-oriented inputs (nvidia-smi CSV, kernel logs, JSON Lines) name the line of a problem.
+class LineReader {
+ public:
+  explicit LineReader(std::string_view text) : text_(text) {}
+  /// The next line into `line`; false at the end of the text.
+  bool next(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    std::size_t end = text_.find('\n', pos_);
+    if (end == std::string_view::npos) end = text_.size();
+    line = text_.substr(pos_, end - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos_ = end + 1;
+    ++number_;
+    return true;
+  }
+  /// The number of the line `next` gave last.
+  int number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  int number_ = 0;
+};
+
 }  // namespace gpuadvisor::util
