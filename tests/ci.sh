@@ -42,7 +42,9 @@ if [[ $stages == *" package "* ]]; then
   deb=$(ls build/gpuadvisor_*.deb)
   depends=$(dpkg-deb -f "$deb" Depends)
   echo "$deb: Depends: $depends"
-  [[ $depends == *libfmt* && $depends == *libspdlog* ]] || { echo "$deb: Depends lacks libfmt or libspdlog" >&2; exit 1; }
+  # fmt and spdlog are built in, libstdc++ and libgcc linked statically: libc is all it needs.
+  [[ $depends == *libc6* && $depends != *libfmt* && $depends != *libspdlog* && $depends != *libstdc++* ]] ||
+    { echo "$deb: Depends should be libc6 alone, is: $depends" >&2; exit 1; }
   contents=$(dpkg-deb -c "$deb")
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "./$deb" >/dev/null
   trap 'DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove -y -qq gpuadvisor >/dev/null' EXIT

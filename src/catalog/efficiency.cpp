@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/catalog/embedded.h"
+#include "gpuadvisor/catalog/snapshot.h"
 
 namespace gpuadvisor::catalog {
 
@@ -33,11 +34,10 @@ Efficiency Efficiency::parse(const util::JsonDoc& doc) {
 
 const Efficiency& Efficiency::embedded() {
   static const Efficiency e = [] {
-    auto text = embedded::find("efficiency.json");
-    if (!text) throw Error("embedded efficiency data missing", Exit::internal);
-    auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/efficiency.json");
-    if (!doc) throw Error(doc.error(), Exit::internal);
-    return parse(*doc);
+    Efficiency out;
+    if (auto snap = embedded::snapshot("efficiency.json")) decode(*snap, out);
+    else out = parse(embedded::doc("efficiency.json"));
+    return out;
   }();
   return e;
 }

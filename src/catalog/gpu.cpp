@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/catalog/embedded.h"
+#include "gpuadvisor/catalog/snapshot.h"
 #include "gpuadvisor/util/text.h"
 
 namespace gpuadvisor::catalog {
@@ -173,11 +174,8 @@ void Catalog::merge(std::vector<Gpu> gpus) {
 
 Catalog Catalog::load(const std::vector<std::string>& user_files) {
   Catalog c;
-  auto text = embedded::find("gpus.json");
-  if (!text) throw Error("embedded catalog missing", Exit::internal);
-  auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/gpus.json");
-  if (!doc) throw Error(doc.error(), Exit::internal);
-  c.merge(parse(*doc));
+  if (auto snap = embedded::snapshot("gpus.json")) decode(*snap, c.gpus_);
+  else c.merge(parse(embedded::doc("gpus.json")));
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/catalog/embedded.h"
+#include "gpuadvisor/catalog/snapshot.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -238,11 +239,8 @@ void ModelSet::merge(std::vector<Model> models) {
 
 ModelSet ModelSet::load(const std::vector<std::string>& user_files) {
   ModelSet s;
-  auto text = embedded::find("models.json");
-  if (!text) throw Error("embedded models missing", Exit::internal);
-  auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/models.json");
-  if (!doc) throw Error(doc.error(), Exit::internal);
-  s.merge(parse(*doc));
+  if (auto snap = embedded::snapshot("models.json")) decode(*snap, s.models_);
+  else s.merge(parse(embedded::doc("models.json")));
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());

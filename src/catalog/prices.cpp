@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gpuadvisor/catalog/embedded.h"
+#include "gpuadvisor/catalog/snapshot.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -70,11 +71,8 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
 
 Prices Prices::load(const std::vector<std::string>& user_files) {
   Prices p;
-  auto text = embedded::find("cloud.json");
-  if (!text) throw Error("embedded prices missing", Exit::internal);
-  auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/cloud.json");
-  if (!doc) throw Error(doc.error(), Exit::internal);
-  parse_into(*doc, p);
+  if (auto snap = embedded::snapshot("cloud.json")) decode(*snap, p);
+  else parse_into(embedded::doc("cloud.json"), p);
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());

@@ -57,6 +57,16 @@ Value value_from(const util::Json& j) {
 
 }  // namespace
 
+// Every member, in order (found by argument-dependent look-up, so not in the unnamed namespace).
+template <class Ar, util::serial::Of<Rule> T>
+void fields(Ar& ar, T& r) {
+  ar(r.id, r.kind, r.scope, r.metric, r.metric_id, r.op, r.threshold, r.threshold_from, r.when, r.weight, r.severity, r.message,
+     r.fix, r.rationale, r.sources, r.as_of, r.origin, r.raw);
+}
+
+std::string encode(const std::vector<Rule>& rules) { return util::serial::encode(rules); }
+void decode(std::string_view bytes, std::vector<Rule>& rules) { rules = util::serial::decode<std::vector<Rule>>(bytes); }
+
 std::string_view name(Kind k) { return k == Kind::constraint ? "constraint" : "advice"; }
 std::string_view name(Severity s) { return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "info"; }
 
@@ -235,11 +245,8 @@ void RuleSet::merge(std::vector<Rule> rules) {
 
 RuleSet RuleSet::load(const std::vector<std::string>& user_files) {
   RuleSet s;
-  auto text = embedded::find("rules.json");
-  if (!text) throw Error("embedded rules missing", Exit::internal);
-  auto doc = util::JsonDoc::parse(std::string(*text), "<embedded>/rules.json");
-  if (!doc) throw Error(doc.error(), Exit::internal);
-  s.merge(parse(*doc));
+  if (auto snap = embedded::snapshot("rules.json")) decode(*snap, s.rules_);
+  else s.merge(parse(embedded::doc("rules.json")));
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());

@@ -18,16 +18,21 @@ struct Factor {
   std::string method;
   std::vector<std::string> derived_from;  ///< reference record ids
   std::vector<Source> sources;
+
+  bool operator==(const Factor&) const = default;
 };
 
 class Efficiency {
  public:
+  Efficiency() = default;
+  explicit Efficiency(std::map<std::string, Factor, std::less<>> factors) : factors_(std::move(factors)) {}
   /// The embedded data/efficiency.json.
   static const Efficiency& embedded();
   static Efficiency parse(const util::JsonDoc& doc);
   /// A factor by id; throws an internal error if the data lacks it.
   const Factor& get(std::string_view id) const;
   const std::map<std::string, Factor, std::less<>>& all() const { return factors_; }
+  bool operator==(const Efficiency&) const = default;
 
  private:
   std::map<std::string, Factor, std::less<>> factors_;  // transparent: look-ups by literal allocate nothing

@@ -27,6 +27,8 @@ struct Price {
   std::optional<double> usd;
   std::string as_of;
   std::optional<Source> source;
+
+  bool operator==(const Price&) const = default;
 };
 
 struct Gpu {
@@ -77,6 +79,8 @@ struct Gpu {
   std::optional<double> price_usd(bool prefer_used = false) const;
   /// Which price price_usd() used: "used", "street", "msrp" or "" when none is known.
   std::string price_kind(bool prefer_used = false) const;
+
+  bool operator==(const Gpu&) const = default;
 };
 
 /// The merged catalog.

@@ -20,6 +20,8 @@ struct MoE {
   std::int64_t expert_intermediate = 0;
   int dense_layers = 0;                 ///< leading layers with a dense MLP (DeepSeek-V3: 3)
   std::int64_t dense_intermediate = 0;  ///< their MLP width
+
+  bool operator==(const MoE&) const = default;
 };
 
 /// Multi-head latent attention (DeepSeek-V2/V3): the KV cache holds a compressed latent.
@@ -29,6 +31,8 @@ struct Mla {
   int qk_rope_head_dim = 0;
   int qk_nope_head_dim = 0;
   int v_head_dim = 0;
+
+  bool operator==(const Mla&) const = default;
 };
 
 struct VisionInfo {
@@ -36,6 +40,8 @@ struct VisionInfo {
   std::optional<double> gflops_per_image;  ///< forward pass, FLOPs = 2 x MACs
   std::optional<double> activation_bytes_per_image;
   std::string activation_note;
+
+  bool operator==(const VisionInfo&) const = default;
 };
 
 /// Weight tensors read from a file header (safetensors, GGUF): exact bytes and parameters.
@@ -44,6 +50,8 @@ struct TensorStats {
   double bytes = 0;
   std::string dtypes;  ///< "BF16", "Q4_K x 193, Q6_K x 33, F32 x 65", ...
   std::string origin;  ///< file the numbers came from
+
+  bool operator==(const TensorStats&) const = default;
 };
 
 struct Model {
@@ -84,6 +92,8 @@ struct Model {
   double params_per_token() const;
   /// Parameters in the input embedding and (untied) output head.
   double embedding_params() const;
+
+  bool operator==(const Model&) const = default;
 };
 
 /// Parameter count from the architecture, exactly as the layers add up (embeddings, attention,

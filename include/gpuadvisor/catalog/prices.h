@@ -15,6 +15,8 @@ struct CloudInstance {
   std::optional<double> usd_per_hour;
   std::string pricing, region, as_of, notes;
   std::vector<Source> sources;
+
+  bool operator==(const CloudInstance&) const = default;
 };
 
 struct ServerPlatform {
@@ -23,6 +25,8 @@ struct ServerPlatform {
   std::optional<double> usd;
   std::optional<double> platform_power_w;
   std::vector<Source> sources;
+
+  bool operator==(const ServerPlatform&) const = default;
 };
 
 struct SourcedValue {
@@ -30,6 +34,8 @@ struct SourcedValue {
   std::string as_of;
   std::string note;
   std::vector<Source> sources;
+
+  bool operator==(const SourcedValue&) const = default;
 };
 
 struct Prices {
@@ -41,6 +47,8 @@ struct Prices {
   /// The embedded data/cloud.json plus user files (instances replaced by id).
   static Prices load(const std::vector<std::string>& user_files);
   static void parse_into(const util::JsonDoc& doc, Prices& out);
+
+  bool operator==(const Prices&) const = default;
 };
 
 }  // namespace gpuadvisor::catalog

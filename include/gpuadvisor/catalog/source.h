@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gpuadvisor/util/json.h"
+#include "gpuadvisor/util/serial.h"
 
 namespace gpuadvisor::catalog {
 
@@ -11,7 +12,14 @@ struct Source {
   std::string title;
   std::string url;                  ///< may be empty when the source is a paper or repository path
   std::vector<std::string> fields;  ///< the fields it backs; empty = the whole record
+
+  bool operator==(const Source&) const = default;
 };
+
+template <class Ar, util::serial::Of<Source> T>
+void fields(Ar& ar, T& s) {
+  ar(s.title, s.url, s.fields);
+}
 
 /// Reads `key` (an array of source objects) from a record. Missing or empty yields an empty list;
 /// the validator reports it.

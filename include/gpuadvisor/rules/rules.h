@@ -59,10 +59,15 @@ struct Rule {
   std::string as_of;
   std::string origin;  ///< file:line
   util::Json raw;      ///< the record as written (policy files overlay it)
+
+  bool operator==(const Rule&) const = default;
 };
 
 /// How a number is shown in messages; the text is made only when a message reads it.
 enum class Shown : std::uint8_t { value, bytes, money, percent, watts, count, duration };
+
+/// A number as `how` shows it: "24.00 GiB", "$1,599", "83%", "450 W", "4", "3.2 days".
+std::string show(double x, Shown how);
 
 /// What the engine computes for a candidate (or a check subject), by metric name, with a display
 /// form for messages. The known metrics (Metric) sit in a fixed array; other names (display-only
@@ -129,6 +134,11 @@ class RuleSet {
  private:
   std::vector<Rule> rules_;
 };
+
+/// The snapshot form of rules (as catalog/snapshot.h for the catalog's records).
+std::string encode(const std::vector<Rule>& rules);
+/// Throws an internal Error when the bytes are not what encode() wrote.
+void decode(std::string_view bytes, std::vector<Rule>& rules);
 
 /// Evaluates a rule against a candidate's metrics; `options` give thresholds by name.
 Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options);
