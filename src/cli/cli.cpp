@@ -74,7 +74,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       "  gpuadvisor recommend --model 10B --budget 3000\n"
       "  gpuadvisor memory --model llama-3.1-8b --task qlora --gpu rtx-4090\n"
       "  gpuadvisor catalog show 4090");
-  for (const auto& c : kCommands) c.setup(app, ctx);
+  // Only the command named is set up: building every command's options was most of the start-up.
+  // Without one, or for the commands that print the whole tree (completion, man), all are.
+  const Command* named = nullptr;
+  for (const auto& a : args) {
+    if (a.empty() || a[0] == '-') continue;  // the top level's options take no values
+    for (const auto& c : kCommands)
+      if (c.name == a && c.name != "completion" && c.name != "man") named = &c;
+    break;
+  }
+  for (const auto& c : kCommands)
+    if (!named || &c == named) c.setup(app, ctx);
 
   // "unknown command 'recomend', did you mean 'recommend'?" before CLI11 sees it, for commands
   // and the subcommands of a command (catalog list, models show, ...).

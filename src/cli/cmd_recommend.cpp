@@ -166,7 +166,7 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
     x["kind"] = rules::name(o.rule->kind);
     x["severity"] = rules::name(o.rule->severity);
     x["outcome"] = !o.applicable ? "n/a" : o.passed ? "pass" : "fail";
-    x["value"] = rules::to_json(c.metrics.get(o.rule->metric));
+    x["value"] = rules::to_json(o.value);
     if (!o.message.empty()) x["message"] = o.message;
     arr.push_back(x);
   }
@@ -380,7 +380,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       for (const auto& oc : c.outcomes)
         ctx.out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id,
                                !oc.applicable ? "n/a" : oc.passed ? "pass" : oc.rule->kind == rules::Kind::advice ? "warn" : "FAIL",
-                               !oc.applicable ? "-" : oc.passed ? rules::to_string(c.metrics.get(oc.rule->metric)) : oc.message);
+                               !oc.applicable ? "-" : oc.passed ? rules::to_string(oc.value) : oc.message);
     }
   }
   ctx.out << "\nAssumed:\n";

@@ -78,13 +78,38 @@ std::optional<double> job_hours(const Candidate& c) {
   return c.w.tokens / c.perf.decode_total_tokens_per_s.typical / 3600;
 }
 
-Candidate evaluate_candidate(const Request& req, const Data& data, const catalog::Gpu& gpu, int count,
-                             const std::string& precision, const Metrics& options, const catalog::CloudInstance* inst = nullptr) {
-  Candidate c;
+// What evaluating a candidate needs besides the GPU, worked out once per search: the base workload
+// without the texts no candidate reads (the assumptions made building it, the model's sources),
+// the recommend rules, and the memory headroom the memory-fit rule asks for.
+struct Search {
+  const Request& req;
+  const Data& data;
+  const Metrics& options;
+  estimate::Workload base;
+  std::vector<const Rule*> rules;
+  double need_share = 0.10;
+
+  Search(const Request& r, const Data& d, const Metrics& o) : req(r), data(d), options(o), base(r.base) {
+    base.assumptions.clear();
+    base.model.assumptions.clear();
+    base.model.sources.clear();
+    base.model.notes.clear();
+    for (const auto& rule : d.rules.rules())
+      if (rule.scope == "recommend") rules.push_back(&rule);
+    if (const auto* mf = d.rules.find("memory-fit"); mf && std::holds_alternative<double>(mf->threshold))
+      need_share = std::get<double>(mf->threshold);
+  }
+};
+
+// Fills `c`, a new candidate in place in the list (a candidate is large: no copy, no move).
+void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& gpu, int count, const std::string& precision,
+                        const catalog::CloudInstance* inst = nullptr) {
+  const Request& req = search.req;
+  const Data& data = search.data;
   c.gpu = &gpu;
   c.instance = inst;
   c.count = count;
-  c.w = req.base;
+  c.w = search.base;
   c.w.precision = precision;
   c.w.gpus = count;
   if (!estimate::is_training(c.w.task) && !req.set.tp && !req.set.pp) c.w.tp = count;
@@ -123,47 +148,36 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
     c.throughput *= *c.power_cap_w / gpu.tdp_w;  // speed assumed proportional to power when capped
   }
 
-  auto& m = c.metrics;
+  // What the rules read; each outcome keeps the value of its metric.
+  Metrics m;
   const double headroom = c.fit.headroom_bytes / gpu.memory_bytes;
   // Numbers are set with how a message shows them (Shown): their text is only made for the
   // messages of the rules a candidate fails.
   m.set(Metric::memory_headroom_fraction, headroom, Shown::percent);
   m.set(Metric::memory_need_bytes, c.memory_need_bytes, Shown::bytes);
-  m.set("memory_need", c.memory_need_bytes, Shown::bytes);
   m.set(Metric::memory_capacity_bytes, gpu.memory_bytes, Shown::bytes);
-  m.set("memory_capacity", gpu.memory_bytes, Shown::bytes);
-  double need_share = 0.10;
-  if (const auto* mf = data.rules.find("memory-fit"); mf && std::holds_alternative<double>(mf->threshold))
-    need_share = std::get<double>(mf->threshold);
+  const double need_share = search.need_share;
   c.fit.usable_bytes = gpu.memory_bytes * (1 - need_share);
   c.fit.fits = headroom >= need_share;
-  if (inst) {
-    // Renting: the cloud-budget rule reads the rate or the job's rent; the purchase budget rule
-    // does not apply (no total_price_usd).
-    const auto rent = req.budget_per_hour ? c.usd_per_hour : c.rent_usd;
-    std::string shown = "unknown";
-    if (c.usd_per_hour) shown = format_rate(*c.usd_per_hour);
+  // Renting: the cloud-budget rule reads the rate or the job's rent; the purchase budget rule
+  // does not apply (no total_price_usd).
+  const auto rent = req.budget_per_hour ? c.usd_per_hour : c.rent_usd;
+  auto rent_shown = [&] {
     if (!req.budget_per_hour && c.rent_usd)
-      shown = fmt::format("{}, {} at {}", util::format_money(*c.rent_usd), util::format_duration(*c.rent_hours * 3600),
-                          format_rate(*c.usd_per_hour));
-    m.set("rent_price_usd", rent ? Value(*rent) : Value(), shown);
-    m.set("rent_price", rent ? Value(*rent) : Value(), shown);
-    m.set("instance", instance_label(*inst));
-    m.set("pricing", inst->pricing);
-    m.set("unit_price", unit ? Value(*unit) : Value(), unit ? format_rate(*unit) : "unknown");
-    m.set("price_kind", c.price_kind);
+      return fmt::format("{}, {} at {}", util::format_money(*c.rent_usd), util::format_duration(*c.rent_hours * 3600),
+                         format_rate(*c.usd_per_hour));
+    return c.usd_per_hour ? format_rate(*c.usd_per_hour) : std::string("unknown");
+  };
+  if (inst) {
+    m.set("rent_price_usd", rent ? Value(*rent) : Value(), rent_shown());
     m.set(Metric::price_known, rent.has_value());
   } else {
     m.set(Metric::total_price_usd, c.price_usd ? Value(*c.price_usd) : Value(), Shown::money);
-    m.set("total_price", c.price_usd ? Value(*c.price_usd) : Value(), Shown::money);
-    m.set("unit_price", unit ? Value(*unit) : Value(), Shown::money);
     m.set(Metric::price_known, unit.has_value());
   }
   m.set(Metric::used_price, c.price_kind == "used");
   m.set(Metric::total_tdp_w, gpu.tdp_w * count, Shown::watts);
   m.set(Metric::min_total_power_w, min_power * count, Shown::watts);
-  m.set("min_total_power", min_power * count, Shown::watts);
-  m.set("min_power", min_power, Shown::watts);
   // The precision the math runs at: the format's (NF4 and int4 bases dequantize to 16-bit).
   Precision compute = c.w.format().compute;
   // A quantized base (NF4) dequantizes to a compute dtype of choice: fp16 where the GPU has no bf16
@@ -177,15 +191,25 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
   m.set(Metric::geforce_in_datacenter, req.scenario == "datacenter" && gpu.segment == "consumer" && gpu.vendor == "nvidia");
   m.set(Metric::vendor_nvidia, gpu.vendor == "nvidia");
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);
-  m.set("count", static_cast<double>(count), Shown::count);
   m.set(Metric::throughput, c.throughput);
   if (c.perf.time_s) m.set(Metric::time_s, c.perf.time_s->typical, Shown::duration);
   if (c.price_usd && c.perf.available) m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
   m.set(Metric::bandwidth_gbs, gpu.memory_bandwidth_gbs);
 
-  // Texts only messages read, made when one does: most candidates fail no rule that shows them.
-  // They refer to this function's locals, so they are dropped before it returns.
+  // Texts only messages read, made when one does: most candidates fail no rule that shows them,
+  // and those that do read two or three.
   m.texts = [&](std::string_view key) -> std::optional<std::string> {
+    auto known = [](std::optional<double> v, Shown how) { return v ? show(*v, how) : std::string("unknown"); };
+    if (key == "memory_need") return show(c.memory_need_bytes, Shown::bytes);
+    if (key == "memory_capacity") return show(gpu.memory_bytes, Shown::bytes);
+    if (key == "count") return show(count, Shown::count);
+    if (key == "min_total_power") return show(min_power * count, Shown::watts);
+    if (key == "min_power") return show(min_power, Shown::watts);
+    if (key == "unit_price") return inst ? (unit ? format_rate(*unit) : std::string("unknown")) : known(unit, Shown::money);
+    if (key == "total_price" && !inst) return known(c.price_usd, Shown::money);
+    if (key == "rent_price" && inst) return rent_shown();
+    if (key == "instance" && inst) return instance_label(*inst);
+    if (key == "pricing" && inst) return inst->pricing;
     if (key == "memory_parts") {
       // What the memory is made of, for the memory-fit message.
       std::vector<std::string> parts;
@@ -219,16 +243,13 @@ Candidate evaluate_candidate(const Request& req, const Data& data, const catalog
   };
 
   c.accepted = true;
-  c.outcomes.reserve(data.rules.rules().size());
-  for (const auto& r : data.rules.rules()) {
-    if (r.scope != "recommend") continue;
-    auto o = evaluate(r, m, options);
-    if (o.applicable && !o.passed && r.kind == Kind::constraint) c.accepted = false;
+  c.outcomes.reserve(search.rules.size());
+  for (const Rule* r : search.rules) {
+    auto o = evaluate(*r, m, search.options);
+    if (o.applicable && !o.passed && r->kind == Kind::constraint) c.accepted = false;
     c.outcomes.push_back(std::move(o));
   }
-  m.texts = nullptr;
   if (!c.perf.available) c.accepted = false;
-  return c;
 }
 
 double score_of(const Candidate& c, Prefer p) {
@@ -337,8 +358,9 @@ Recommendation recommend(const Request& req, const Data& data) {
   if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
 
+  const Search search(req, data, options);
   // The layout check of each (count, precision) runs on one copy of the base workload, not one each.
-  estimate::Workload probe = req.base;
+  estimate::Workload probe = search.base;
   // Room for every candidate (up to 4 counts x 4 precisions a GPU), so that none is moved.
   out.candidates.reserve((req.cloud ? data.prices.instances.size() : 4 * data.catalog.gpus().size()) * 4);
   auto add_candidates = [&](const catalog::Gpu& gpu, int n, const catalog::CloudInstance* inst) {
@@ -347,7 +369,7 @@ Recommendation recommend(const Request& req, const Data& data) {
       probe.precision = p;
       probe.tp = !estimate::is_training(probe.task) && !req.set.tp && !req.set.pp ? n : req.base.tp;
       if (!estimate::check_layout(probe).empty() && !estimate::is_training(probe.task)) continue;
-      out.candidates.push_back(evaluate_candidate(req, data, gpu, n, p, options, inst));
+      evaluate_candidate(out.candidates.emplace_back(), search, gpu, n, p, inst);
     }
   };
   if (req.cloud) {
@@ -458,11 +480,14 @@ Recommendation recommend(const Request& req, const Data& data) {
       if (o.applicable && !o.passed && o.rule->kind == Kind::constraint) return true;
     return false;
   };
+  std::vector<double> dist(out.candidates.size());
   for (std::size_t i = 0; i < out.candidates.size(); ++i)
-    if (!out.candidates[i].accepted && explained(out.candidates[i])) rej.push_back(i);
+    if (!out.candidates[i].accepted && explained(out.candidates[i])) {
+      rej.push_back(i);
+      dist[i] = distance(out.candidates[i], req);
+    }
   std::stable_sort(rej.begin(), rej.end(), [&](std::size_t a, std::size_t b) {
-    double da = distance(out.candidates[a], req), db = distance(out.candidates[b], req);
-    if (da != db) return da < db;
+    if (dist[a] != dist[b]) return dist[a] < dist[b];
     return out.candidates[a].gpu->id < out.candidates[b].gpu->id;
   });
   // A GPU model (to rent: GPU and count) that has a plan shows a near miss only with its hint

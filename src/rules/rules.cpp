@@ -93,9 +93,11 @@ std::optional<Metric> metric_from(std::string_view n) {
 }
 
 const Metrics::Slot* Metrics::find(std::string_view key) const {
-  if (auto id = metric_from(key)) return &known_[static_cast<std::size_t>(*id)];
+  // A known metric is never among the named ones (slot() puts it in its place), so the order of
+  // the two look-ups does not matter; the short list goes first.
   for (const auto& n : named_)
     if (n.key == key) return &n;
+  if (auto id = metric_from(key)) return &known_[static_cast<std::size_t>(*id)];
   return nullptr;
 }
 
@@ -146,9 +148,12 @@ std::optional<std::string> Metrics::display(std::string_view key) const {
   if (!s || !s->set) return texts ? texts(key) : std::nullopt;
   if (!s->shown.empty()) return s->shown;
   const Value& v = s->value;
-  if (!std::holds_alternative<double>(v) || s->how == Shown::value) return to_string(v);
-  const double x = std::get<double>(v);
-  switch (s->how) {
+  if (!std::holds_alternative<double>(v)) return to_string(v);
+  return show(std::get<double>(v), s->how);
+}
+
+std::string show(double x, Shown how) {
+  switch (how) {
     case Shown::bytes:
       return util::format_bytes(x);
     case Shown::money:
@@ -164,7 +169,7 @@ std::optional<std::string> Metrics::display(std::string_view key) const {
     case Shown::value:
       break;
   }
-  return to_string(v);
+  return util::format_number(x);
 }
 
 std::span<const MetricInfo> known_metrics() { return kMetrics; }
@@ -286,6 +291,7 @@ std::string render(const std::string& templ, const Metrics& m, const Metrics& op
 Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
   Outcome o;
   o.rule = &rule;
+  o.value = rule.metric_id ? m.get(*rule.metric_id) : m.get(rule.metric);
   if (!rule.when.empty() && std::holds_alternative<std::monostate>(options.get(rule.when))) {
     o.applicable = false;
     return o;
@@ -298,7 +304,7 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
       return o;
     }
   }
-  const Value& v = rule.metric_id ? m.get(*rule.metric_id) : m.get(rule.metric);
+  const Value& v = o.value;
   if (std::holds_alternative<std::monostate>(v)) {
     o.applicable = false;
     return o;
@@ -318,8 +324,15 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
     o.applicable = false;
     return o;
   }
+  // The parser admits <=, >=, <, >, == and != alone.
   const std::string& op = rule.op;
-  o.passed = op == "<=" ? cmp <= 0 : op == ">=" ? cmp >= 0 : op == "<" ? cmp < 0 : op == ">" ? cmp > 0 : op == "==" ? cmp == 0 : cmp != 0;
+  const bool or_equal = op.size() == 2 && op[1] == '=';
+  switch (op[0]) {
+    case '<': o.passed = cmp < 0 || (or_equal && cmp == 0); break;
+    case '>': o.passed = cmp > 0 || (or_equal && cmp == 0); break;
+    case '=': o.passed = cmp == 0; break;
+    default: o.passed = cmp != 0; break;
+  }
   if (!o.passed) o.message = render(rule.message, m, options);
   return o;
 }

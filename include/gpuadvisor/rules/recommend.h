@@ -49,8 +49,7 @@ struct Candidate {
   std::string price_kind;
   std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
   double throughput = 0;              ///< typical, after any power cap
-  Metrics metrics;
-  std::vector<Outcome> outcomes;
+  std::vector<Outcome> outcomes;      ///< one per recommend rule, with the value of its metric
   bool accepted = false;
   double score = 0;
   std::string reason;  ///< one line: why this plan

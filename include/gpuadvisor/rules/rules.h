@@ -114,6 +114,7 @@ std::span<const MetricInfo> known_metrics();
 
 struct Outcome {
   const Rule* rule = nullptr;
+  Value value;             ///< the rule's metric for the subject (unknown: monostate)
   bool applicable = true;  ///< false when its option is not set or its metric is unknown
   bool passed = true;
   std::string message;     ///< rendered when it did not pass
