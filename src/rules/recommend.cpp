@@ -78,18 +78,28 @@ std::optional<double> job_hours(const Candidate& c) {
   return c.w.tokens / c.perf.decode_total_tokens_per_s.typical / 3600;
 }
 
-// What evaluating a candidate needs besides the GPU, worked out once per search: the base workload
-// without the texts no candidate reads (the assumptions made building it, the model's sources),
-// the recommend rules, and the memory headroom the memory-fit rule asks for.
+// The options rules read thresholds from (threshold_from) and messages show.
+Metrics options_of(const Request& req) {
+  Metrics options;
+  if (req.budget_usd)
+    options.set("budget", *req.budget_usd, req.cloud && req.budget_per_hour ? format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
+  if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
+  options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
+  return options;
+}
+
+// What evaluating a candidate needs besides the GPU, worked out once per search: the options, the
+// base workload without the texts no candidate reads (the assumptions made building it, the
+// model's sources), the recommend rules, and the memory headroom the memory-fit rule asks for.
 struct Search {
   const Request& req;
   const Data& data;
-  const Metrics& options;
+  Metrics options;
   estimate::Workload base;
   std::vector<const Rule*> rules;
   double need_share = 0.10;
 
-  Search(const Request& r, const Data& d, const Metrics& o) : req(r), data(d), options(o), base(r.base) {
+  Search(const Request& r, const Data& d) : req(r), data(d), options(options_of(r)), base(r.base) {
     base.assumptions.clear();
     base.model.assumptions.clear();
     base.model.sources.clear();
@@ -101,9 +111,11 @@ struct Search {
   }
 };
 
-// Fills `c`, a new candidate in place in the list (a candidate is large: no copy, no move).
+// Fills `c`, a new candidate in place in the list (a candidate is large: no copy, no move). With
+// `render`, the outcomes of failed rules get their messages: recommend renders them only for the
+// candidates it shows (render_messages), most of the others fail the budget and are never read.
 void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& gpu, int count, const std::string& precision,
-                        const catalog::CloudInstance* inst = nullptr) {
+                        const catalog::CloudInstance* inst, bool render) {
   const Request& req = search.req;
   const Data& data = search.data;
   c.gpu = &gpu;
@@ -245,11 +257,19 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   c.accepted = true;
   c.outcomes.reserve(search.rules.size());
   for (const Rule* r : search.rules) {
-    auto o = evaluate(*r, m, search.options);
+    auto o = evaluate(*r, m, search.options, render);
     if (o.applicable && !o.passed && r->kind == Kind::constraint) c.accepted = false;
     c.outcomes.push_back(std::move(o));
   }
   if (!c.perf.available) c.accepted = false;
+}
+
+// The messages of a candidate's failed rules, made by evaluating it again with them.
+void render_messages(Candidate& c, const Search& search) {
+  if (std::all_of(c.outcomes.begin(), c.outcomes.end(), [](const Outcome& o) { return o.passed || !o.message.empty(); })) return;
+  Candidate again;
+  evaluate_candidate(again, search, *c.gpu, c.count, c.w.precision, c.instance, true);
+  c.outcomes = std::move(again.outcomes);
 }
 
 double score_of(const Candidate& c, Prefer p) {
@@ -317,6 +337,8 @@ std::string instance_label(const catalog::CloudInstance& inst) {
   return inst.provider.empty() ? inst.instance : inst.provider + " " + inst.instance;
 }
 
+void explain(Candidate& c, const Request& req, const Data& data) { render_messages(c, Search(req, data)); }
+
 std::string Candidate::label() const {
   if (instance) return fmt::format("{} {}", instance->id, w.precision);
   return fmt::format("{} x{} {}", gpu->id, count, w.precision);
@@ -352,13 +374,7 @@ Recommendation recommend(const Request& req, const Data& data) {
                                     : "prices: street where known, else launch MSRP (--used for used-market prices)");
   }
 
-  Metrics options;
-  if (req.budget_usd)
-    options.set("budget", *req.budget_usd, req.cloud && req.budget_per_hour ? format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
-  if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
-  options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
-
-  const Search search(req, data, options);
+  const Search search(req, data);
   // The layout check of each (count, precision) runs on one copy of the base workload, not one each.
   estimate::Workload probe = search.base;
   // Room for every candidate (up to 4 counts x 4 precisions a GPU), so that none is moved.
@@ -369,7 +385,7 @@ Recommendation recommend(const Request& req, const Data& data) {
       probe.precision = p;
       probe.tp = !estimate::is_training(probe.task) && !req.set.tp && !req.set.pp ? n : req.base.tp;
       if (!estimate::check_layout(probe).empty() && !estimate::is_training(probe.task)) continue;
-      evaluate_candidate(out.candidates.emplace_back(), search, gpu, n, p, inst);
+      evaluate_candidate(out.candidates.emplace_back(), search, gpu, n, p, inst, false);
     }
   };
   if (req.cloud) {
@@ -504,6 +520,10 @@ Recommendation recommend(const Request& req, const Data& data) {
     if (planned.count(key) && c.hint.empty()) continue;
     if (rseen.insert(key).second) out.rejected.push_back(i);
   }
+
+  // The messages of the candidates shown: the plans and the nearest rejected.
+  for (auto i : out.plans) render_messages(out.candidates[i], search);
+  for (auto i : out.rejected) render_messages(out.candidates[i], search);
 
   // Ways out when nothing is accepted.
   if (out.plans.empty()) {

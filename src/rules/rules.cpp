@@ -288,7 +288,7 @@ std::string render(const std::string& templ, const Metrics& m, const Metrics& op
   return out;
 }
 
-Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
+Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options, bool render) {
   Outcome o;
   o.rule = &rule;
   o.value = rule.metric_id ? m.get(*rule.metric_id) : m.get(rule.metric);
@@ -333,7 +333,7 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options) {
     case '=': o.passed = cmp == 0; break;
     default: o.passed = cmp != 0; break;
   }
-  if (!o.passed) o.message = render(rule.message, m, options);
+  if (!o.passed && render) o.message = rules::render(rule.message, m, options);
   return o;
 }
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <list>
 
@@ -7,6 +8,7 @@
 #include "test_data.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
 
 using namespace gpuadvisor;
 
@@ -33,11 +35,8 @@ rules::Recommendation run(const std::string& model, const std::string& task, std
 double best_score(const rules::Recommendation& r) { return r.plans.empty() ? 0 : r.candidates[r.plans.front()].score; }
 
 // Renting: the candidates are the cloud instances; a budget per hour or for the whole job.
-rules::Recommendation run_cloud(const std::string& model, const std::string& task, const std::string& tokens,
-                                std::optional<double> budget, bool per_hour, std::vector<std::string> providers = {}) {
-  const auto& cat = test::gpus();
-  const auto& prices = test::prices();
-  const auto& rs = test::rule_set();
+rules::Request cloud_request(const std::string& model, const std::string& task, const std::string& tokens,
+                             std::optional<double> budget, bool per_hour, std::vector<std::string> providers = {}) {
   rules::Request req;
   estimate::WorkloadInput in;
   in.model = model;
@@ -49,7 +48,14 @@ rules::Recommendation run_cloud(const std::string& model, const std::string& tas
   req.budget_usd = budget;
   req.budget_per_hour = per_hour;
   req.providers = std::move(providers);
-  return rules::recommend(req, {cat, rs, catalog::Efficiency::embedded(), prices});
+  return req;
+}
+
+rules::Data data() { return {test::gpus(), test::rule_set(), test::eff(), test::prices()}; }
+
+rules::Recommendation run_cloud(const std::string& model, const std::string& task, const std::string& tokens,
+                                std::optional<double> budget, bool per_hour, std::vector<std::string> providers = {}) {
+  return rules::recommend(cloud_request(model, task, tokens, budget, per_hour, std::move(providers)), data());
 }
 }  // namespace
 
@@ -74,6 +80,37 @@ TEST_CASE("recommend: the headline, 10B within $3,000", "[recommend]") {
       }
     CHECK(found);
   }
+}
+
+TEST_CASE("recommend: the candidates shown carry their messages, explain() makes the others'", "[recommend]") {
+  auto r = run("10B", "", 3000);
+  auto failed_messages = [](const rules::Candidate& c) {
+    std::vector<std::string> m;
+    for (const auto& o : c.outcomes)
+      if (o.applicable && !o.passed) m.push_back(o.message);
+    return m;
+  };
+  REQUIRE_FALSE(r.rejected.empty());
+  for (auto i : r.rejected) {
+    INFO(r.candidates[i].label());
+    for (const auto& m : failed_messages(r.candidates[i])) CHECK_FALSE(m.empty());
+  }
+  // A GPU far over the budget is not shown: its budget outcome has no text until explained.
+  auto it = std::find_if(r.candidates.begin(), r.candidates.end(),
+                         [](const rules::Candidate& c) { return c.gpu->id == "h100-sxm" && c.count == 8 && c.w.precision == "fp16"; });
+  REQUIRE(it != r.candidates.end());
+  auto c = *it;
+  REQUIRE(failed_messages(c) == std::vector<std::string>{""});
+  rules::Request req;
+  estimate::WorkloadInput in;
+  in.model = "10B";
+  req.base = estimate::make_workload(in, models(), &req.set);
+  req.budget_usd = 3000;
+  rules::explain(c, req, data());
+  const auto price = util::format_money(*c.price_usd), unit = util::format_money(*c.price_usd / 8);
+  CHECK(failed_messages(c) ==
+        std::vector<std::string>{"costs " + price + " (8 x " + unit + " " + c.price_kind + "), over the $3,000 budget"});
+  CHECK(c.outcomes.size() == it->outcomes.size());
 }
 
 TEST_CASE("recommend: never recommends a candidate that violates a constraint", "[recommend][property]") {
@@ -226,8 +263,10 @@ TEST_CASE("recommend --cloud: plans are instances within a rent rate", "[recomme
   }
   SECTION("an 8-GPU instance over the rate is rejected by cloud-budget with its rate in the message") {
     bool found = false;
-    for (const auto& c : r.candidates) {
+    for (auto c : r.candidates) {
       if (!c.instance || c.instance->id != "lambda-8x-a100-40gb-sxm") continue;
+      // Not among the nearest rejected, so its messages are made on request.
+      rules::explain(c, cloud_request("llama-3.1-70b", "qlora", "", 5, true), data());
       for (const auto& o : c.outcomes)
         if (o.rule->id == "cloud-budget") {
           found = true;

@@ -49,7 +49,9 @@ struct Candidate {
   std::string price_kind;
   std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
   double throughput = 0;              ///< typical, after any power cap
-  std::vector<Outcome> outcomes;      ///< one per recommend rule, with the value of its metric
+  /// One per recommend rule, with the value of its metric. The failed ones carry their message in
+  /// the plans and the nearest rejected (what is shown); explain() makes them for the others.
+  std::vector<Outcome> outcomes;
   bool accepted = false;
   double score = 0;
   std::string reason;  ///< one line: why this plan
@@ -77,6 +79,8 @@ struct Data {
 };
 
 Recommendation recommend(const Request& req, const Data& data);
+/// Renders the messages of a candidate's failed rules, for one that recommend did not show.
+void explain(Candidate& c, const Request& req, const Data& data);
 
 /// "lambda 8x-h100-sxm": provider and instance name, for messages and tables.
 std::string instance_label(const catalog::CloudInstance& inst);

@@ -141,8 +141,9 @@ std::string encode(const std::vector<Rule>& rules);
 /// Throws an internal Error when the bytes are not what encode() wrote.
 void decode(std::string_view bytes, std::vector<Rule>& rules);
 
-/// Evaluates a rule against a candidate's metrics; `options` give thresholds by name.
-Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options);
+/// Evaluates a rule against a candidate's metrics; `options` give thresholds by name. Without
+/// `render` a failed rule's message is left empty (recommend renders those it shows).
+Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options, bool render = true);
 /// Fills {placeholders} from the metrics' display forms (then values); unknown ones stay as is.
 std::string render(const std::string& templ, const Metrics& m, const Metrics& options);
 
