@@ -1,6 +1,8 @@
 // Benchmarks of the parts a `recommend` run is made of (docs/performance.md):
-//   BM_CatalogParse          the embedded data/gpus.json: JSON parse + Catalog::parse
-//   BM_LoadAllData           everything a recommend process loads before it starts
+//   BM_CatalogParse          the embedded data/gpus.json: JSON parse + Catalog::parse (what a
+//                            --catalog file costs, and the embedded one before snapshots)
+//   BM_CatalogLoad           the embedded catalog as the binary loads it: from its snapshot
+//   BM_LoadAllData           everything a recommend process loads before it starts (snapshots)
 //   BM_MemoryEstimate        one estimate_memory (with the formula text of every line)
 //   BM_MemoryEstimateQuiet   one estimate_memory without the formula text (explain = false)
 //   BM_MemoryBytes           the numbers alone (memory_bytes: what searches and estimate_perf run)
@@ -22,6 +24,7 @@
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/catalog/prices.h"
+#include "gpuadvisor/catalog/snapshot.h"
 #include "gpuadvisor/cli/cli.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
@@ -60,13 +63,22 @@ void BM_CatalogParse(benchmark::State& state) {
 }
 BENCHMARK(BM_CatalogParse)->Unit(benchmark::kMicrosecond);
 
+void BM_CatalogLoad(benchmark::State& state) {
+  for (auto _ : state) {
+    auto c = catalog::Catalog::load({});
+    benchmark::DoNotOptimize(c.gpus().data());
+  }
+}
+BENCHMARK(BM_CatalogLoad)->Unit(benchmark::kMicrosecond);
+
 void BM_LoadAllData(benchmark::State& state) {
   for (auto _ : state) {
     auto c = catalog::Catalog::load({});
     auto m = catalog::ModelSet::load({});
     auto r = rules::RuleSet::load({});
     auto p = catalog::Prices::load({});
-    auto e = catalog::Efficiency::parse(*util::JsonDoc::parse(std::string(*embedded::find("efficiency.json")), "efficiency.json"));
+    catalog::Efficiency e;
+    catalog::decode(*embedded::snapshot("efficiency.json"), e);
     benchmark::DoNotOptimize(c.gpus().data());
     benchmark::DoNotOptimize(m.models().data());
     benchmark::DoNotOptimize(r.rules().data());
