@@ -7,6 +7,20 @@
 
 using namespace gpuadvisor;
 
+namespace {
+
+// Record for record, named by id when one differs.
+template <class T>
+void check_same(const std::vector<T>& snapshot, const std::vector<T>& json) {
+  REQUIRE(snapshot.size() == json.size());
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    INFO(json[i].id);
+    CHECK(snapshot[i] == json[i]);
+  }
+}
+
+}  // namespace
+
 // The binary loads its embedded records from the snapshot made at build time; these tests hold
 // the snapshot to what the JSON parsers make of the same files, field for field (operator== on
 // every record), so that a member missing from a `fields` list fails here.
@@ -20,22 +34,14 @@ TEST_CASE("catalog::snapshot: the embedded snapshot holds what the JSON parsers 
   SECTION("GPUs") {
     catalog::Catalog json;
     json.merge(catalog::Catalog::parse(embedded::doc("gpus.json")));
-    REQUIRE(test::gpus().gpus().size() == json.gpus().size());
-    for (std::size_t i = 0; i < json.gpus().size(); ++i) {
-      INFO(json.gpus()[i].id);
-      CHECK(test::gpus().gpus()[i] == json.gpus()[i]);
-    }
+    check_same(test::gpus().gpus(), json.gpus());
     // Records keep the line they came from, for messages.
     CHECK(test::gpus().gpus().front().origin.rfind("<embedded>/gpus.json:", 0) == 0);
   }
   SECTION("models") {
     catalog::ModelSet json;
     json.merge(catalog::ModelSet::parse(embedded::doc("models.json")));
-    REQUIRE(test::models().models().size() == json.models().size());
-    for (std::size_t i = 0; i < json.models().size(); ++i) {
-      INFO(json.models()[i].id);
-      CHECK(test::models().models()[i] == json.models()[i]);
-    }
+    check_same(test::models().models(), json.models());
   }
   SECTION("prices") {
     catalog::Prices json;
@@ -49,11 +55,7 @@ TEST_CASE("catalog::snapshot: the embedded snapshot holds what the JSON parsers 
   SECTION("rules, with each record as written") {
     rules::RuleSet json;
     json.merge(rules::RuleSet::parse(embedded::doc("rules.json")));
-    REQUIRE(test::rule_set().rules().size() == json.rules().size());
-    for (std::size_t i = 0; i < json.rules().size(); ++i) {
-      INFO(json.rules()[i].id);
-      CHECK(test::rule_set().rules()[i] == json.rules()[i]);
-    }
+    check_same(test::rule_set().rules(), json.rules());
     CHECK(test::rule_set().rules().front().raw.is_object());
   }
 }
