@@ -16,20 +16,22 @@ namespace {
 
 using test::models;
 
-rules::Recommendation run(const std::string& model, const std::string& task, std::optional<double> budget,
-                          const std::vector<std::string>& rule_files = {}) {
-  const auto& cat = test::gpus();
-  const auto& prices = test::prices();
-  // Outcomes point at their rules: the rule sets must outlive the recommendations.
-  static std::list<rules::RuleSet> keep;
-  const auto& rs = keep.emplace_back(rules::RuleSet::load(rule_files));
+rules::Request request(const std::string& model, const std::string& task, std::optional<double> budget) {
   rules::Request req;
   estimate::WorkloadInput in;
   in.model = model;
   if (!task.empty()) in.task = task;
   req.base = estimate::make_workload(in, models(), &req.set);
   req.budget_usd = budget;
-  return rules::recommend(req, {cat, rs, catalog::Efficiency::embedded(), prices});
+  return req;
+}
+
+rules::Recommendation run(const std::string& model, const std::string& task, std::optional<double> budget,
+                          const std::vector<std::string>& rule_files = {}) {
+  // Outcomes point at their rules: the rule sets must outlive the recommendations.
+  static std::list<rules::RuleSet> keep;
+  const auto& rs = keep.emplace_back(rules::RuleSet::load(rule_files));
+  return rules::recommend(request(model, task, budget), {test::gpus(), rs, catalog::Efficiency::embedded(), test::prices()});
 }
 
 double best_score(const rules::Recommendation& r) { return r.plans.empty() ? 0 : r.candidates[r.plans.front()].score; }
@@ -101,12 +103,7 @@ TEST_CASE("recommend: the candidates shown carry their messages, explain() makes
   REQUIRE(it != r.candidates.end());
   auto c = *it;
   REQUIRE(failed_messages(c) == std::vector<std::string>{""});
-  rules::Request req;
-  estimate::WorkloadInput in;
-  in.model = "10B";
-  req.base = estimate::make_workload(in, models(), &req.set);
-  req.budget_usd = 3000;
-  rules::explain(c, req, data());
+  rules::explain(c, request("10B", "", 3000), data());
   const auto price = util::format_money(*c.price_usd), unit = util::format_money(*c.price_usd / 8);
   CHECK(failed_messages(c) ==
         std::vector<std::string>{"costs " + price + " (8 x " + unit + " " + c.price_kind + "), over the $3,000 budget"});
