@@ -6,6 +6,39 @@
 #include "gpuadvisor/catalog/snapshot.h"
 
 namespace gpuadvisor::catalog {
+namespace {
+
+constexpr std::string_view kFactorNames[kFactorIdCount] = {
+    "activation-memory-factor",
+    "cuda-context-bytes",
+    "allocator-fragmentation",
+    "prefill-mfu",
+    "mfu-finetune-lora",
+    "mfu-train-datacenter-nvlink",
+    "mfu-train-pcie",
+    "decode-bandwidth-efficiency",
+    "decode-bandwidth-efficiency-quantized",
+    "decode-bandwidth-efficiency-quantized-gptq-awq",
+    "scaling-nvlink",
+    "scaling-pcie",
+};
+
+[[noreturn]] void fail_missing(std::string_view id) {
+  throw Error(fmt::format("efficiency factor '{}' missing from data", id), Exit::internal);
+}
+
+}  // namespace
+
+std::string_view factor_name(FactorId id) { return kFactorNames[static_cast<std::size_t>(id)]; }
+
+void Efficiency::index() {
+  for (std::size_t i = 0; i < kFactorIdCount; ++i) {
+    auto it = factors_.find(kFactorNames[i]);
+    known_[i] = it == factors_.end() ? nullptr : &it->second;
+  }
+}
+
+const Factor& Efficiency::missing(FactorId id) { fail_missing(factor_name(id)); }
 
 Efficiency Efficiency::parse(const util::JsonDoc& doc) {
   Efficiency e;
@@ -29,6 +62,7 @@ Efficiency Efficiency::parse(const util::JsonDoc& doc) {
     x.sources = read_sources(f);
     e.factors_[x.id] = std::move(x);
   }
+  e.index();
   return e;
 }
 
@@ -44,7 +78,7 @@ const Efficiency& Efficiency::embedded() {
 
 const Factor& Efficiency::get(std::string_view id) const {
   auto it = factors_.find(id);
-  if (it == factors_.end()) throw Error(fmt::format("efficiency factor '{}' missing from data", id), Exit::internal);
+  if (it == factors_.end()) fail_missing(id);
   return it->second;
 }
 

@@ -205,9 +205,9 @@ Result<const Gpu*> Catalog::resolve(std::string_view query) const {
   if (qs.empty()) return Result<const Gpu*>::fail(fmt::format("unknown GPU {}", util::quote(query)));
   // 1. Exact id, alias or name, ignoring case and punctuation.
   for (const auto& g : gpus_) {
-    if (util::squash(g.id) == qs || util::squash(g.name) == qs) return &g;
+    if (util::squashes_to(g.id, qs) || util::squashes_to(g.name, qs)) return &g;
     for (const auto& a : g.aliases)
-      if (util::squash(a) == qs) return &g;
+      if (util::squashes_to(a, qs)) return &g;
   }
   // 2. Every query token is a prefix of a token of the id, name or an alias.
   auto qt = tokens(q);

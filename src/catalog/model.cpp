@@ -267,9 +267,9 @@ std::vector<std::string> ModelSet::names() const {
 Result<const Model*> ModelSet::resolve(std::string_view query) const {
   const std::string q = util::squash(query);
   for (const auto& m : models_) {
-    if (util::squash(m.id) == q || util::squash(m.name) == q) return &m;
+    if (util::squashes_to(m.id, q) || util::squashes_to(m.name, q)) return &m;
     for (const auto& a : m.aliases)
-      if (util::squash(a) == q) return &m;
+      if (util::squashes_to(a, q)) return &m;
   }
   std::vector<std::string> ids;
   for (const auto& m : models_) ids.push_back(m.id);

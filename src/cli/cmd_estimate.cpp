@@ -111,7 +111,7 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
     kv.push_back({"Per step", fmt::format("{} read per GPU at {:.0f}% of {} GB/s", util::format_bytes(perf.decode_bytes_per_step),
                                           perf.bandwidth_efficiency * 100, util::format_number(gpu.memory_bandwidth_gbs))});
   }
-  kv.push_back({"Bound", perf.bound});
+  kv.push_back({"Bound", std::string(perf.bound)});
   kv.push_back({"Memory", fit.fits ? fmt::format("fits ({} spare per GPU)", util::format_bytes(fit.headroom_bytes))
                                    : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
   kv.push_back({"Factors", util::join(perf.factors, ", ") + " (docs/calibration.md)"});

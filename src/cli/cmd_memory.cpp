@@ -4,6 +4,7 @@
 #include "context.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/report/html.h"
+#include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 #include "html_pages.h"
@@ -24,8 +25,8 @@ double parse_headroom(const std::string& text) {
   bool pct = h.back() == '%';
   if (pct) h.pop_back();
   auto v = util::parse_number(h);
-  if (!v || (pct ? *v : *v * 100) >= 90)
-    throw Error(fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (below 90%), got {}",
+  if (!v || *v < 0 || (pct ? *v : *v * 100) >= 90)
+    throw Error(fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (0 to below 90%), got {}",
                             util::quote(text)));
   return pct ? *v / 100 : *v;
 }
@@ -40,34 +41,41 @@ MemoryResult compute(Context& ctx, const estimate::WorkloadInput& in, const cata
                      bool explain = true) {
   estimate::WorkloadSet set;
   MemoryResult r{ctx.workload(in, &set), {}, {}};
-  if (gpu) r.w = estimate::plan_layout(r.w, set, *gpu, ctx.efficiency(), headroom);
+  if (gpu) r.w = estimate::plan_layout(std::move(r.w), set, *gpu, ctx.efficiency(), headroom);
   r.mem = estimate::estimate_memory(r.w, ctx.efficiency(), explain);
   if (gpu) r.fit = estimate::fit(r.w, *gpu, ctx.efficiency(), headroom);
   return r;
 }
 
-util::Json to_json(const MemoryResult& r, const catalog::Gpu* gpu, bool detail = true) {
-  util::Json j;
-  j["workload"] = estimate::to_json(r.w);
-  util::Json mj = estimate::to_json(r.mem, detail);
-  for (auto& [k, v] : mj.items()) j[k] = std::move(v);
+// The result's members, for a single run's JSON (a tree) and a batch line (text) alike.
+void write(util::JsonSink& o, const MemoryResult& r, const catalog::Gpu* gpu, bool detail) {
+  o.object("workload", [&](util::JsonSink& w) { estimate::write(w, r.w); });
+  estimate::write(o, r.mem, detail);
   if (gpu) {
     const auto& fit = *r.fit;
-    util::Json g;
-    g["gpu_id"] = gpu->id;
-    g["count"] = r.w.gpus;
-    g["capacity_bytes"] = gpu->memory_bytes;
-    g["usable_bytes"] = fit.usable_bytes;
-    g["fits"] = fit.fits;
-    g["headroom_bytes"] = fit.headroom_bytes;
-    g["max_batch"] = fit.max_batch ? util::Json(*fit.max_batch) : util::Json(nullptr);
-    g["max_seq_len"] = fit.max_seq_len ? util::Json(*fit.max_seq_len) : util::Json(nullptr);
-    g["max_seq_len_is_model_limit"] = fit.max_seq_capped;
-    j["fits"] = fit.fits;
-    j["max_batch"] = g["max_batch"];
-    j["max_seq_len"] = g["max_seq_len"];
-    j["gpu"] = g;
+    const util::Json max_batch = fit.max_batch ? util::Json(*fit.max_batch) : util::Json(nullptr);
+    const util::Json max_seq_len = fit.max_seq_len ? util::Json(*fit.max_seq_len) : util::Json(nullptr);
+    o("fits", fit.fits);
+    o("max_batch", max_batch);
+    o("max_seq_len", max_seq_len);
+    o.object("gpu", [&](util::JsonSink& g) {
+      g("gpu_id", gpu->id);
+      g("count", r.w.gpus);
+      g("capacity_bytes", gpu->memory_bytes);
+      g("usable_bytes", fit.usable_bytes);
+      g("fits", fit.fits);
+      g("headroom_bytes", fit.headroom_bytes);
+      g("max_batch", max_batch);
+      g("max_seq_len", max_seq_len);
+      g("max_seq_len_is_model_limit", fit.max_seq_capped);
+    });
   }
+}
+
+util::Json to_json(const MemoryResult& r, const catalog::Gpu* gpu) {
+  util::Json j = util::Json::object();
+  util::JsonTree t(j);
+  write(t, r, gpu, true);
   return j;
 }
 
@@ -157,10 +165,20 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     run_batch(ctx, o.batch_file, o.in, {"gpu", "headroom"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
       std::string gq = line.opt_str("gpu").value_or(o.gpu);
       const catalog::Gpu* gpu = gq.empty() ? nullptr : &ctx.gpu(gq);
-      auto r = compute(ctx, in, gpu, parse_headroom(line.has("headroom") ? line.str("headroom") : o.headroom), false);
+      // A line's headroom may be a number (0.2) or text ("20%", "0.2").
+      std::string headroom = o.headroom;
+      if (line.has("headroom")) {
+        const auto& h = line.raw("headroom");
+        headroom = h.is_number() ? h.dump() : line.str("headroom");
+      }
+      auto r = compute(ctx, in, gpu, parse_headroom(headroom), false);
       if (r.fit && !r.fit->fits) code = Exit::no;
       // Batch results carry the numbers; the formulas and assumptions are in single-run JSON.
-      return to_json(r, gpu, false);
+      std::string members;
+      members.reserve(2048);  // a line's result is about 1,000 bytes
+      util::JsonText t(members);
+      write(t, r, gpu, false);
+      return BatchResult::text(std::move(members));
     });
     return;
   }

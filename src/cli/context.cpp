@@ -57,8 +57,16 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
       if (!doc) throw Error(doc.error());
       // Line numbers inside one-line documents are all 1: report the file's line instead.
       result["line"] = line_no;
-      util::Json body = one(*doc, code);
-      if (body.is_object() && !body.empty() && !body.contains("line")) {
+      BatchResult r = one(*doc, code);
+      util::Json& body = r.json;
+      if (r.is_text) {
+        written.reserve(r.members.size() + 24);
+        written += "{\"line\":";
+        written += std::to_string(line_no);
+        if (!r.members.empty()) written += ',';
+        written += r.members;
+        written += '}';
+      } else if (body.is_object() && !body.empty() && !body.contains("line")) {
         // {"line": N, ...body}: the body's own text after the line number, without copying it
         // into a new object first (the same bytes, a good part of a batch run's time saved).
         written = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -116,8 +124,10 @@ std::string describe(const estimate::Workload& w) {
 }
 
 const catalog::Gpu& Context::gpu(const std::string& query) {
+  if (auto it = resolved_gpus_.find(query); it != resolved_gpus_.end()) return *it->second;
   auto r = catalog().resolve(query);
   if (!r) throw Error("--gpu: " + r.error());
+  resolved_gpus_.emplace(query, *r);
   return **r;
 }
 

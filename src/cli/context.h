@@ -41,7 +41,8 @@ struct Context {
   const catalog::Efficiency& efficiency() const { return catalog::Efficiency::embedded(); }
   /// Cloud prices, servers and energy defaults (embedded + --prices files), loaded once.
   const catalog::Prices& prices();
-  /// Resolves a GPU name or throws Error (exit 2) with the suggestion.
+  /// Resolves a GPU name or throws Error (exit 2) with the suggestion. Names resolved once are
+  /// remembered: batch files name the same few GPUs on thousands of lines.
   const catalog::Gpu& gpu(const std::string& query);
   /// Builds the workload from flags and --profile (flags win).
   estimate::Workload workload(const estimate::WorkloadInput& in, estimate::WorkloadSet* set = nullptr);
@@ -54,6 +55,7 @@ struct Context {
   std::optional<catalog::Catalog> catalog_;
   std::optional<catalog::ModelSet> models_;
   std::optional<catalog::Prices> prices_;
+  std::map<std::string, const catalog::Gpu*, std::less<>> resolved_gpus_;
 };
 
 /// The formats most commands take.
@@ -68,15 +70,30 @@ void add_format_option(CLI::App& app, Context& ctx, std::string_view formats = "
 /// Adds --catalog FILE (repeatable).
 void add_catalog_option(CLI::App& app, Context& ctx);
 
+/// A batch line's result: a JSON object, or its members already written as compact text
+/// (util::JsonText, no braces), which saves building a tree only to print it.
+struct BatchResult {
+  util::Json json;
+  std::string members;
+  bool is_text = false;
+  BatchResult(util::Json j) : json(std::move(j)) {}  // NOLINT(google-explicit-constructor): lets `one` return JSON
+  static BatchResult text(std::string members) {
+    BatchResult r{util::Json()};
+    r.members = std::move(members);
+    r.is_text = true;
+    return r;
+  }
+};
+
 /// Batch mode (--batch-file FILE|-): one JSON object per line, holding workload fields (as in a
-/// --profile) and the command's own keys (`own`); `one` computes the result of a line as JSON.
-/// Prints one compact JSON object per line; a bad line prints {"line": N, "error": "..."} and the
-/// run goes on. ctx.exit becomes the worst line's exit code.
-using BatchFn = std::function<util::Json(const estimate::WorkloadInput& in, const util::Fields& line, Exit& code)>;
+/// --profile) and the command's own keys (`own`); `one` computes the result of a line.
+/// Prints one compact JSON object per line, {"line": N, ...result}; a bad line prints
+/// {"line": N, "error": "..."} and the run goes on. ctx.exit becomes the worst line's exit code.
+using BatchFn = std::function<BatchResult(const estimate::WorkloadInput& in, const util::Fields& line, Exit& code)>;
 void run_batch(Context& ctx, const std::string& path, const estimate::WorkloadInput& flags,
                const std::vector<std::string>& own, const BatchFn& one);
 /// The same for lines that are not workloads (check's specs): `one` gets each line's document.
-using BatchLineFn = std::function<util::Json(const util::JsonDoc& line, Exit& code)>;
+using BatchLineFn = std::function<BatchResult(const util::JsonDoc& line, Exit& code)>;
 void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& one);
 
 /// One line describing a workload: "Llama 3.1 8B (8.03B params), qlora, nf4, batch 4, sequence 2048".

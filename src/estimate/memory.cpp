@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -47,20 +48,23 @@ double MemoryEstimate::line(const std::string& id) const {
   return 0;
 }
 
-double kv_bytes_per_element(const std::string& kv) {
+// The names are compared as string_views: length first, then bytes (the std::string == literal
+// of libstdc++ 12 measures the literal and compares bytes), and memory_inputs runs per candidate.
+double kv_bytes_per_element(std::string_view kv) {
   if (kv == "fp32") return 4;
   if (kv == "fp8" || kv == "int8") return 1;
   if (kv == "int4") return 0.5;
   return 2;
 }
 
-double kv_bytes_per_token(const catalog::Model& m, const std::string& kv_precision) {
-  if (!m.is_transformer() || m.kind == "encoder" || m.kind == "vision") return 0;
+double kv_bytes_per_token(const catalog::Model& m, std::string_view kv_precision) {
+  const std::string_view kind = m.kind;
+  if (!m.is_transformer() || kind == "encoder" || kind == "vision") return 0;
   const double e = kv_bytes_per_element(kv_precision);
   if (m.mla) return static_cast<double>(m.layers) * (m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * e;
   // 2 (K and V) x layers x kv_heads x head_dim x bytes; encoder-decoders also cache cross-attention.
   double per = 2.0 * m.layers * m.kv_heads * static_cast<double>(m.head_dim) * e;
-  return m.kind == "encoder-decoder" ? 2 * per : per;
+  return kind == "encoder-decoder" ? 2 * per : per;
 }
 
 double activation_bytes_per_layer(const catalog::Model& m, double s, double b, bool flash) {
@@ -87,29 +91,49 @@ constexpr std::string_view kLineIds[kMemoryLineCount] = {"weights",         "qua
                                                          "kv_cache",        "cuda_context",
                                                          "fragmentation"};
 
+// What an estimate reads from the workload's names (precision, optimizer, recomputation, model
+// kind, LoRA targets) and from the efficiency data, worked out once: a search evaluates many
+// estimates of one workload, and the look-ups by name would cost more than the arithmetic.
+struct MemoryInputs {
+  const WeightFormat& format;
+  const OptimizerInfo* optimizer;      ///< null when the workload names none (inference)
+  const catalog::Factor* activation;   ///< training only
+  const catalog::Factor& context;
+  const catalog::Factor& fragmentation;
+  bool recompute;                      ///< full activation recomputation
+  bool no_scores;                      ///< no attention scores kept: flash attention or selective recomputation
+  bool logits;                         ///< the model has an LM head (decoder, encoder-decoder)
+  double kv_per_token;                 ///< kv_bytes_per_token at the workload's KV precision
+  double adapter_params;               ///< LoRA and QLoRA only
+};
+
+MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
+  using catalog::FactorId;
+  const auto& m = w.model;
+  const bool lora = w.task == Task::lora || w.task == Task::qlora;
+  const std::string_view checkpointing = w.checkpointing, kind = m.kind;
+  return {w.format(),
+          find_optimizer(w.optimizer),
+          is_training(w.task) ? &eff.get(FactorId::activation_memory) : nullptr,
+          eff.get(FactorId::cuda_context),
+          eff.get(FactorId::fragmentation),
+          checkpointing == "full",
+          w.flash_attention || checkpointing == "selective",
+          kind == "decoder" || kind == "encoder-decoder",
+          kv_bytes_per_token(m, w.kv_precision),
+          lora ? adapter_params(w) : 0};
+}
+
 // The lines of the estimate, in order, for the workload at `batch` x `seq_len` (the searches vary
 // those two without copying the workload). Each line with bytes goes to emit(id, label,
 // per_gpu_bytes, formula), where `formula` is a callable that builds the line's text: the numbers
 // are computed once, here, for both the explained estimate and the number-only one, and the text
 // is only built when estimate_memory is asked to explain. Returns false when the activation
 // memory is unknown (vision presets without a published figure).
-// The efficiency factors an estimate reads, looked up once: a search evaluates many estimates of
-// one workload, and the look-ups by id would cost more than the arithmetic.
-struct MemoryFactors {
-  const catalog::Factor* activation;  ///< training only
-  const catalog::Factor& context;
-  const catalog::Factor& fragmentation;
-};
-
-MemoryFactors memory_factors(const Workload& w, const catalog::Efficiency& eff) {
-  return {is_training(w.task) ? &eff.get("activation-memory-factor") : nullptr, eff.get("cuda-context-bytes"),
-          eff.get("allocator-fragmentation")};
-}
-
 template <class Emit>
-bool memory_lines(const Workload& w, long long batch, long long seq_len, const MemoryFactors& factors, Emit&& emit) {
+bool memory_lines(const Workload& w, long long batch, long long seq_len, const MemoryInputs& in, Emit&& emit) {
   const auto& m = w.model;
-  const auto& f = w.format();
+  const auto& f = in.format;
   const double P = m.params;
   const double t = w.tp, p = w.pp, d = w.dp();
   const double shard = t * p;
@@ -157,7 +181,7 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
 
   // Training state (ZeRO stages 1/2/3 divide optimizer / +gradients / +weights by the
   // data-parallel degree; Rajbhandari et al. 2020).
-  const auto* opt = find_optimizer(w.optimizer);
+  const auto* opt = in.optimizer;
   if (full) {
     double gbytes = fp32_training ? 4 : 2;
     double zg = w.zero >= 2 ? d : 1, zo = w.zero >= 1 ? d : 1;
@@ -176,7 +200,7 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     });
   }
   if (w.task == Task::lora || w.task == Task::qlora) {
-    double a = adapter_params(w);
+    const double a = in.adapter_params;
     double per = 4 + 4 + opt->state_bytes;  // fp32 weights and gradients + optimizer state
     add(MemoryLineId::adapters, "LoRA adapters + gradients + optimizer", a * per / shard, [&] {
       return fmt::format("{} adapter params (rank {} on {}) x {} bytes (fp32 weights, gradients, {} state)",
@@ -189,10 +213,9 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   if (m.is_transformer()) {
     const int layers = m.layers + m.encoder_layers;
     if (training) {
-      const auto& act = *factors.activation;
+      const auto& act = *in.activation;
       const double scale = (fp32_training ? 2.0 : 1.0) * act.typical;
-      const bool recompute = w.checkpointing == "full";
-      const bool no_scores = w.flash_attention || w.checkpointing == "selective";
+      const bool recompute = in.recompute, no_scores = in.no_scores;
       double per_gpu;
       if (recompute) {
         // Full recomputation keeps each layer's input (2sbh in 16-bit) plus one layer's working set.
@@ -212,7 +235,7 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
         if (p > 1) formula += "; the first pipeline stage holds pp micro-batches of L/pp layers";
         return formula;
       });
-      if (m.kind == "decoder" || m.kind == "encoder-decoder") {
+      if (in.logits) {
         add(MemoryLineId::logits, "output logits (loss)", s * b * static_cast<double>(m.vocab) * 6 / t, [&] {
           return fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}", m.vocab,
                              t > 1 ? " / tp" : "");
@@ -242,8 +265,7 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
 
   // KV cache (inference): 2 x layers x kv_heads x head_dim x context x batch x bytes.
   if (!training && m.is_transformer()) {
-    double per_token = kv_bytes_per_token(m, w.kv_precision);
-    double per_gpu = per_token * s * b / p;
+    double per_gpu = in.kv_per_token * s * b / p;
     if (!m.mla && t > 1) per_gpu *= std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
     add(MemoryLineId::kv_cache, "KV cache", per_gpu, [&] {
       return m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
@@ -255,11 +277,11 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   }
   // Overheads: CUDA context and framework workspace per GPU; allocator fragmentation reserve.
   const double before_overheads = allocated;
-  const auto& ctx = factors.context;
+  const auto& ctx = in.context;
   add(MemoryLineId::cuda_context, "CUDA context + framework", ctx.typical, [&] {
     return fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low), util::format_bytes(ctx.high));
   });
-  const auto& frag = factors.fragmentation;
+  const auto& frag = in.fragmentation;
   add(MemoryLineId::fragmentation, "allocator fragmentation reserve", before_overheads * frag.typical, [&] {
     return fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100,
                        frag.high * 100);
@@ -273,10 +295,10 @@ std::string_view line_id(MemoryLineId id) { return kLineIds[static_cast<std::siz
 
 namespace {
 
-MemoryBytes memory_bytes_with(const Workload& w, long long batch, long long seq_len, const MemoryFactors& factors) {
+MemoryBytes memory_bytes_with(const Workload& w, long long batch, long long seq_len, const MemoryInputs& in) {
   MemoryBytes out;
   out.activations_known =
-      memory_lines(w, batch, seq_len, factors, [&](MemoryLineId id, std::string_view, double per_gpu, auto&&) {
+      memory_lines(w, batch, seq_len, in, [&](MemoryLineId id, std::string_view, double per_gpu, auto&&) {
         out.lines[static_cast<std::size_t>(id)] = per_gpu;
         out.per_gpu_bytes += per_gpu;
       });
@@ -286,7 +308,7 @@ MemoryBytes memory_bytes_with(const Workload& w, long long batch, long long seq_
 }  // namespace
 
 MemoryBytes memory_bytes(const Workload& w, long long batch, long long seq_len, const catalog::Efficiency& eff) {
-  return memory_bytes_with(w, batch, seq_len, memory_factors(w, eff));
+  return memory_bytes_with(w, batch, seq_len, memory_inputs(w, eff));
 }
 
 MemoryBytes memory_bytes(const Workload& w, const catalog::Efficiency& eff) {
@@ -298,7 +320,7 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   const double N = w.gpus;
   out.lines.reserve(kMemoryLineCount);
   out.activations_known =
-      memory_lines(w, w.batch, w.seq_len, memory_factors(w, eff),
+      memory_lines(w, w.batch, w.seq_len, memory_inputs(w, eff),
                    [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
                      out.lines.push_back({std::string(line_id(id)), std::string(label), per_gpu, per_gpu * N,
                                           explain ? std::string(formula()) : std::string()});
@@ -374,15 +396,13 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
   FitResult r;
   r.capacity_bytes = gpu.memory_bytes;
   r.usable_bytes = gpu.memory_bytes * (1 - headroom);
-  const auto est = memory_bytes(w, eff);
+  const auto in = memory_inputs(w, eff);
+  const auto est = memory_bytes_with(w, w.batch, w.seq_len, in);
   double need = est.per_gpu_bytes;
   r.fits = need <= r.usable_bytes;
   r.activations_unknown = !est.activations_known;
   r.headroom_bytes = r.usable_bytes - need;
-  const auto factors = memory_factors(w, eff);
-  auto need_at = [&](long long batch, long long seq) {
-    return memory_bytes_with(w, batch, seq, factors).per_gpu_bytes;
-  };
+  auto need_at = [&](long long batch, long long seq) { return memory_bytes_with(w, batch, seq, in).per_gpu_bytes; };
   auto fits_at = [&](long long batch, long long seq) { return need_at(batch, seq) <= r.usable_bytes; };
   // Memory grows with the batch and the sequence length, so there is a largest of each that fits.
   // Rather than searching for it, solve for it from a few samples and check the answer.
@@ -423,28 +443,26 @@ std::string layout_name(const Workload& x) {
   return parts.empty() ? "one GPU" : util::join(parts, ", ");
 }
 
-Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu,
-                            const catalog::Efficiency& eff, double usable) {
-  std::vector<std::string> ckpts = set.checkpointing ? std::vector<std::string>{w.checkpointing}
-                                                     : std::vector<std::string>{w.checkpointing, "full"};
-  std::vector<int> tps = set.tp ? std::vector<int>{w.tp} : std::vector<int>{1, 2, 4, 8};
-  std::vector<int> zeros = set.zero ? std::vector<int>{w.zero} : std::vector<int>{0, 1, 2, 3};
-  Workload last = w;
+// The layouts are tried on one workload, changed in place (a Workload holds its whole model).
+Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+                            double usable) {
+  const std::string own_ckpt = x.checkpointing;
+  const int own_tp = x.tp, own_zero = x.zero;
+  std::vector<std::string> ckpts = set.checkpointing ? std::vector<std::string>{own_ckpt}
+                                                     : std::vector<std::string>{own_ckpt, "full"};
+  std::vector<int> tps = set.tp ? std::vector<int>{own_tp} : std::vector<int>{1, 2, 4, 8};
+  std::vector<int> zeros = set.zero ? std::vector<int>{own_zero} : std::vector<int>{0, 1, 2, 3};
+  // When nothing fits: the last layout tried with the user's recomputation, the most memory-saving.
+  std::optional<std::pair<int, int>> last;  // tp, zero
   for (const auto& c : ckpts) {
     for (int tp : tps) {
       for (int z : zeros) {
-        Workload x = w;
         x.checkpointing = c;
         x.tp = tp;
         x.zero = z;
         if (!check_layout(x).empty()) continue;
         if (z > 0 && x.dp() < 2) continue;  // ZeRO shards across data-parallel replicas
-        if (c == w.checkpointing) {  // when nothing fits, keep the user's recomputation
-          last = x;
-          last.assumptions.push_back(fmt::format(
-              "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({})", x.gpus, gpu.id,
-              layout_name(x)));
-        }
+        if (c == own_ckpt) last = {tp, z};
         if (memory_bytes(x, eff).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
               "layout: {}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)", layout_name(x),
@@ -454,39 +472,51 @@ Workload plan_layout_search(const Workload& w, const WorkloadSet& set, const cat
       }
     }
   }
-  return last;
+  x.checkpointing = own_ckpt;
+  x.tp = last ? last->first : own_tp;
+  x.zero = last ? last->second : own_zero;
+  if (last)
+    x.assumptions.push_back(fmt::format(
+        "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({})", x.gpus, gpu.id,
+        layout_name(x)));
+  return x;
 }
 
 }  // namespace
 
-Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+Workload plan_layout(Workload w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
                      double headroom) {
   const double usable = gpu.memory_bytes * (1 - headroom);
-  Workload base = w;
-  apply_gpu_defaults(base, set, gpu);
-  if (!is_training(base.task) || memory_bytes(base, eff).per_gpu_bytes <= usable) return base;
-  return plan_layout_search(base, set, gpu, eff, usable);
+  apply_gpu_defaults(w, set, gpu);
+  if (!is_training(w.task) || memory_bytes(w, eff).per_gpu_bytes <= usable) return w;
+  return plan_layout_search(std::move(w), set, gpu, eff, usable);
+}
+
+void write(util::JsonSink& o, const MemoryEstimate& m, bool detail) {
+  std::string key;
+  for (const auto& l : m.lines) {
+    key.assign(l.id).append("_bytes");
+    o(key, util::json_bytes(l.total_bytes));
+  }
+  o("total_bytes", util::json_bytes(m.total_bytes));
+  o("per_gpu_total_bytes", util::json_bytes(m.per_gpu_bytes));
+  o("activations_known", m.activations_known);
+  if (!detail) return;
+  o.objects("breakdown", m.lines.size(), [&](std::size_t i, util::JsonSink& x) {
+    const auto& l = m.lines[i];
+    x("id", l.id);
+    x("label", l.label);
+    x("bytes", util::json_bytes(l.total_bytes));
+    x("per_gpu_bytes", util::json_bytes(l.per_gpu_bytes));
+    x("formula", l.formula);
+  });
+  o("assumptions", m.assumptions);
 }
 
 util::Json to_json(const MemoryEstimate& m, bool detail) {
-  util::Json j;
-  for (const auto& l : m.lines) j[l.id + "_bytes"] = util::json_bytes(l.total_bytes);
-  j["total_bytes"] = util::json_bytes(m.total_bytes);
-  j["per_gpu_total_bytes"] = util::json_bytes(m.per_gpu_bytes);
-  j["activations_known"] = m.activations_known;
-  if (!detail) return j;
-  util::Json arr = util::Json::array();
-  for (const auto& l : m.lines) {
-    util::Json x;
-    x["id"] = l.id;
-    x["label"] = l.label;
-    x["bytes"] = util::json_bytes(l.total_bytes);
-    x["per_gpu_bytes"] = util::json_bytes(l.per_gpu_bytes);
-    x["formula"] = l.formula;
-    arr.push_back(x);
-  }
-  j["breakdown"] = arr;
-  j["assumptions"] = m.assumptions;
+  util::Json j = util::Json::object();
+  util::JsonTree t(j);
+  write(t, m, detail);
   return j;
 }
 

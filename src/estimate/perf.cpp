@@ -25,20 +25,25 @@ double attention_forward_flops(const catalog::Model& m, double s) {
   return 2.0 * (m.layers + m.encoder_layers) * m.heads * static_cast<double>(m.head_dim) * s;
 }
 
-const catalog::Factor& mfu_factor(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff) {
-  if (w.task == Task::lora || w.task == Task::qlora) return eff.get("mfu-finetune-lora");
+using catalog::FactorId;
+
+FactorId mfu_factor(const Workload& w, const catalog::Gpu& gpu) {
+  if (w.task == Task::lora || w.task == Task::qlora) return FactorId::mfu_finetune_lora;
   // The datacenter factor comes from SXM/HBM systems; consumer and workstation cards, and PCIe
   // datacenter cards without a fast link, calibrate lower.
-  if (gpu.segment == "datacenter" && gpu.has_fast_interconnect()) return eff.get("mfu-train-datacenter-nvlink");
-  return eff.get("mfu-train-pcie");
+  if (std::string_view(gpu.segment) == "datacenter" && gpu.has_fast_interconnect()) return FactorId::mfu_train_nvlink;
+  return FactorId::mfu_train_pcie;
 }
 
-const catalog::Factor& bandwidth_factor(const Workload& w, const catalog::Efficiency& eff) {
-  const std::string p = w.precision;
-  if (p == "q4_k_m" || p == "q5_k_m" || p == "q8_0") return eff.get("decode-bandwidth-efficiency-quantized");
-  if (p == "gptq-int4" || p == "awq-int4" || p == "int4" || p == "nf4")
-    return eff.get("decode-bandwidth-efficiency-quantized-gptq-awq");
-  return eff.get("decode-bandwidth-efficiency");
+FactorId bandwidth_factor(const Workload& w) {
+  const std::string_view p = w.precision;
+  if (p == "q4_k_m" || p == "q5_k_m" || p == "q8_0") return FactorId::decode_bandwidth_gguf;
+  if (p == "gptq-int4" || p == "awq-int4" || p == "int4" || p == "nf4") return FactorId::decode_bandwidth_int4;
+  return FactorId::decode_bandwidth;
+}
+
+FactorId scaling_factor(const catalog::Gpu& gpu, int gpus) {
+  return gpu.fast_link_for(gpus) ? FactorId::scaling_nvlink : FactorId::scaling_pcie;
 }
 
 }  // namespace
@@ -46,7 +51,7 @@ const catalog::Factor& bandwidth_factor(const Workload& w, const catalog::Effici
 std::optional<std::pair<Precision, double>> compute_peak(const Workload& w, const catalog::Gpu& gpu) {
   Precision p = w.format().compute;
   if (is_training(w.task) && w.task != Task::train) p = Precision::bf16;  // adapters train in 16-bit
-  if (w.task == Task::train && w.precision == "fp8") p = Precision::fp8;
+  if (w.task == Task::train && std::string_view(w.precision) == "fp8") p = Precision::fp8;
   auto peak = gpu.peak_flops(p);
   if (!peak && p == Precision::bf16) {
     p = Precision::fp16;
@@ -64,7 +69,7 @@ Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff)
   if (gpus <= 1) return {1, 1, 1};
   // The factors are per-GPU efficiencies at 8 GPUs; each doubling costs the same share, and the
   // published 8-to-128-GPU runs hold near the 8-GPU value, so the loss stops growing after 8.
-  const auto& f = eff.get(gpu.fast_link_for(gpus) ? "scaling-nvlink" : "scaling-pcie");
+  const auto& f = eff.get(scaling_factor(gpu, gpus));
   double doublings = std::min(std::log2(static_cast<double>(gpus)), 3.0) / 3.0;
   return {std::pow(f.low, doublings), std::pow(f.typical, doublings), std::pow(f.high, doublings)};
 }
@@ -83,7 +88,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   const double N = w.gpus;
   const Range sc = scaling(gpu, w.gpus, eff);
   out.scaling = sc.typical;
-  if (w.gpus > 1) out.factors.push_back(gpu.fast_link_for(w.gpus) ? "scaling-nvlink" : "scaling-pcie");
+  if (w.gpus > 1) out.factors.push_back(catalog::factor_name(scaling_factor(gpu, w.gpus)));
   const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
   const double P = m.params_per_token();
   if (explain)
@@ -98,8 +103,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     }
     const double fwd = *m.vision->gflops_per_image * 1e9;
     const double per_image = is_training(w.task) ? 3 * fwd : fwd;  // backward ~ 2x forward
-    const auto& f = is_training(w.task) ? mfu_factor(w, gpu, eff) : eff.get("prefill-mfu");
-    out.factors.push_back(f.id);
+    const FactorId fid = is_training(w.task) ? mfu_factor(w, gpu) : FactorId::prefill_mfu;
+    const auto& f = eff.get(fid);
+    out.factors.push_back(catalog::factor_name(fid));
     Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(f);
     out.mfu = mfu.typical;
     out.images_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_image);
@@ -130,9 +136,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
                         recompute ? 6 : 4, recompute ? ", recomputation adds a forward pass" : ""));
     }
     out.flops_per_token = per_token;
-    const auto& f = mfu_factor(w, gpu, eff);
-    Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(f);
-    if (!w.mfu) out.factors.push_back(f.id);
+    const FactorId fid = mfu_factor(w, gpu);
+    Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(fid));
+    if (!w.mfu) out.factors.push_back(catalog::factor_name(fid));
     else if (explain)
       out.assumptions.push_back(fmt::format("MFU {} (--mfu)", *w.mfu));
     out.mfu = mfu.typical;
@@ -147,8 +153,8 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   }
 
   // Inference. Prefill is compute-bound: 2N FLOPs per token plus attention.
-  const auto& pf = eff.get("prefill-mfu");
-  out.factors.push_back(pf.id);
+  const auto& pf = eff.get(FactorId::prefill_mfu);
+  out.factors.push_back(catalog::factor_name(FactorId::prefill_mfu));
   Range pmfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(pf);
   out.mfu = pmfu.typical;
   const double prefill_flops = 2 * P + attention_forward_flops(m, s);
@@ -167,8 +173,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   }
   const double kv_bytes = mem[MemoryLineId::kv_cache];
   out.decode_bytes_per_step = weight_bytes + kv_bytes;
-  const auto& bf = bandwidth_factor(w, eff);
-  out.factors.push_back(bf.id);
+  const FactorId bid = bandwidth_factor(w);
+  const auto& bf = eff.get(bid);
+  out.factors.push_back(catalog::factor_name(bid));
   Range bw = factor_range(bf);
   out.bandwidth_efficiency = bw.typical;
   // Per step: memory time on each GPU (its shard) vs compute time for the batch.

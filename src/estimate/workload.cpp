@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -333,12 +334,13 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
       "model", "model_config", "model_file", "task", "precision", "optimizer", "batch", "seq_len", "gpus", "zero",
       "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
-  std::vector<std::string> known = keys;
-  known.insert(known.end(), skip.begin(), skip.end());
   for (auto& [key, val] : root.items()) {
     if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
-    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::vector<std::string> known = keys;
+      known.insert(known.end(), skip.begin(), skip.end());
       f.fail(key, "unknown field" + util::did_you_mean(key, known));
+    }
     std::string text;
     if (val.is_string()) text = val.get<std::string>();
     else if (val.is_number_integer() || val.is_number_unsigned()) text = val.dump();
@@ -379,32 +381,37 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
   return flags;
 }
 
-util::Json to_json(const Workload& w) {
-  util::Json j;
-  j["model"] = w.model.id;
-  j["model_name"] = w.model.name;
-  j["params"] = util::json_number(w.model.params);
-  j["task"] = name(w.task);
-  j["precision"] = w.precision;
-  j["bits_per_weight"] = w.format().bits;
-  if (is_training(w.task)) j["optimizer"] = w.optimizer;
-  j["batch"] = w.batch;
-  j["seq_len"] = w.seq_len;
-  j["gpus"] = w.gpus;
-  j["tp"] = w.tp;
-  j["pp"] = w.pp;
-  j["dp"] = w.dp();
+void write(util::JsonSink& o, const Workload& w) {
+  o("model", w.model.id);
+  o("model_name", w.model.name);
+  o("params", util::json_number(w.model.params));
+  o("task", name(w.task));
+  o("precision", w.precision);
+  o("bits_per_weight", w.format().bits);
+  if (is_training(w.task)) o("optimizer", w.optimizer);
+  o("batch", w.batch);
+  o("seq_len", w.seq_len);
+  o("gpus", w.gpus);
+  o("tp", w.tp);
+  o("pp", w.pp);
+  o("dp", w.dp());
   if (is_training(w.task)) {
-    j["zero"] = w.zero;
-    j["checkpointing"] = w.checkpointing;
+    o("zero", w.zero);
+    o("checkpointing", w.checkpointing);
   }
-  j["flash_attention"] = w.flash_attention;
+  o("flash_attention", w.flash_attention);
   if (w.task == Task::lora || w.task == Task::qlora) {
-    j["lora_rank"] = w.lora_rank;
-    j["lora_targets"] = w.lora_targets;
+    o("lora_rank", w.lora_rank);
+    o("lora_targets", w.lora_targets);
   }
-  if (!is_training(w.task)) j["kv_precision"] = w.kv_precision;
-  if (w.tokens > 0) j["tokens"] = util::json_number(w.tokens);
+  if (!is_training(w.task)) o("kv_precision", w.kv_precision);
+  if (w.tokens > 0) o("tokens", util::json_number(w.tokens));
+}
+
+util::Json to_json(const Workload& w) {
+  util::Json j = util::Json::object();
+  util::JsonTree t(j);
+  write(t, w);
   return j;
 }
 

@@ -534,7 +534,7 @@ struct Builder {
         estimate::Workload w = estimate::make_workload(in, data.models, &set);
         const double cap = gpu.memory_bytes;
         if (estimate::is_training(w.task)) {
-          w = estimate::plan_layout(w, set, gpu, data.efficiency);
+          w = estimate::plan_layout(std::move(w), set, gpu, data.efficiency);
         } else if (!set.tp && !set.pp && w.gpus > 1) {
           // Inference: replicas when one GPU holds the model, else the smallest tensor-parallel
           // group that does.

@@ -125,7 +125,7 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   c.w.precision = precision;
   c.w.gpus = count;
   if (!estimate::is_training(c.w.task) && !req.set.tp && !req.set.pp) c.w.tp = count;
-  if (estimate::is_training(c.w.task)) c.w = estimate::plan_layout(c.w, req.set, gpu, data.eff);
+  if (estimate::is_training(c.w.task)) c.w = estimate::plan_layout(std::move(c.w), req.set, gpu, data.eff);
   else estimate::apply_gpu_defaults(c.w, req.set, gpu);
   c.memory_need_bytes = estimate::memory_bytes(c.w, data.eff).per_gpu_bytes;
   c.fit.capacity_bytes = gpu.memory_bytes;
@@ -655,7 +655,7 @@ std::vector<FitRow> fit_models(const catalog::Gpu& gpu, int gpus, const catalog:
         }
       }
       if (!made) continue;
-      w = estimate::plan_layout(w, set, gpu, eff, headroom);
+      w = estimate::plan_layout(std::move(w), set, gpu, eff, headroom);
       auto f = estimate::fit(w, gpu, eff, headroom);
       rows.push_back({&m, p.label, f.fits, f.max_seq_len, f.max_batch, f.max_seq_capped, layout});
     }

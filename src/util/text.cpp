@@ -20,13 +20,34 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
+namespace {
+
+// ASCII letters and digits, lowered; 0 for anything else (names are compared in ASCII: the
+// program runs in the C locale, where std::isalnum is the same).
+constexpr char squashed_char(char c) {
+  if (c >= 'A' && c <= 'Z') return static_cast<char>(c - 'A' + 'a');
+  if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return c;
+  return 0;
+}
+
+}  // namespace
+
 std::string squash(std::string_view s) {
   std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u)) out.push_back(static_cast<char>(std::tolower(u)));
-  }
+  for (char c : s)
+    if (char k = squashed_char(c)) out.push_back(k);
   return out;
+}
+
+bool squashes_to(std::string_view s, std::string_view squashed) {
+  std::size_t i = 0;
+  for (char c : s) {
+    const char k = squashed_char(c);
+    if (!k) continue;
+    if (i == squashed.size() || k != squashed[i]) return false;
+    ++i;
+  }
+  return i == squashed.size();
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -45,7 +66,10 @@ std::vector<std::string> split(std::string_view s, char sep) {
   return out;
 }
 
-std::string join(std::span<const std::string> parts, std::string_view sep) {
+namespace {
+
+template <class S>
+std::string join_of(std::span<const S> parts, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i) out += sep;
@@ -53,6 +77,11 @@ std::string join(std::span<const std::string> parts, std::string_view sep) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string join(std::span<const std::string> parts, std::string_view sep) { return join_of(parts, sep); }
+std::string join(std::span<const std::string_view> parts, std::string_view sep) { return join_of(parts, sep); }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment: Levenshtein plus adjacent transpositions ("jsno" -> "json" is 1).

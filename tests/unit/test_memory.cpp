@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "cli_fixture.h"
 #include "test_data.h"
@@ -217,4 +220,44 @@ TEST_CASE("cli: memory JSON gives the same numbers as the table, in bytes", "[cl
   CHECK(sum == Approx(j["total_bytes"].get<double>()));
   CHECK(j["weights_bytes"].get<double>() > 0);
   CHECK(j["schema_version"] == 1);
+}
+
+// Batch lines are written as text (util::JsonText), single runs as a tree: the same members.
+TEST_CASE("cli: a memory --batch-file line is the single run's JSON without breakdown and assumptions",
+          "[cli][memory][batch]") {
+  const auto lines_path = test::source_path("tests/golden/memory/batch-file/lines.jsonl");
+  auto batch = test::run_cli({"memory", "--batch-file", lines_path});
+  std::istringstream in_lines(util::read_file(lines_path).value()), out_lines(batch.out);
+  const auto profile = std::filesystem::temp_directory_path() / "gpuadvisor-test-batch-profile.json";
+  std::string line, result;
+  int line_no = 0, compared = 0;
+  while (std::getline(in_lines, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    REQUIRE(std::getline(out_lines, result));
+    auto got = util::Json::parse(result);
+    REQUIRE(got["line"] == line_no);
+    if (got.contains("error")) continue;
+    auto fields = util::Json::parse(line);
+    std::vector<std::string> args = {"memory", "--profile", profile.string(), "--format", "json"};
+    for (const char* own : {"gpu", "headroom"})
+      if (fields.contains(own)) {
+        args.push_back(std::string("--") + own);
+        args.push_back(fields[own].is_string() ? fields[own].get<std::string>() : fields[own].dump());
+        fields.erase(own);
+      }
+    {
+      std::ofstream(profile) << fields.dump();
+    }
+    auto single = test::run_cli(args);
+    INFO(line);
+    REQUIRE(single.err.empty());
+    auto want = util::Json::parse(single.out);
+    for (const char* drop : {"schema_version", "gpuadvisor_version", "command", "breakdown", "assumptions"}) want.erase(drop);
+    got.erase("line");
+    CHECK(got.dump() == want.dump());
+    ++compared;
+  }
+  std::filesystem::remove(profile);
+  CHECK(compared >= 6);
 }

@@ -12,6 +12,10 @@
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/estimate/workload.h"
 
+namespace gpuadvisor::util {
+class JsonSink;
+}
+
 namespace gpuadvisor::estimate {
 
 struct MemoryLine {
@@ -64,9 +68,9 @@ MemoryBytes memory_bytes(const Workload& w, long long batch, long long seq_len, 
 inline constexpr double kPrefillChunk = 2048;
 
 /// Bytes per element of a KV-cache precision.
-double kv_bytes_per_element(const std::string& kv_precision);
+double kv_bytes_per_element(std::string_view kv_precision);
 /// KV-cache bytes per token of context (whole model, one sequence, before tensor parallelism).
-double kv_bytes_per_token(const catalog::Model& m, const std::string& kv_precision);
+double kv_bytes_per_token(const catalog::Model& m, std::string_view kv_precision);
 /// Activation bytes of one transformer layer for one micro-batch in 16-bit, no recomputation:
 /// Korthikanti et al. 2022, eq. 1, s*b*h*(34 + 5*a*s/h), generalised term by term to gated MLPs
 /// and grouped KV heads (equal to the paper's for GPT-style layers); `flash` drops 5*a*s^2*b.
@@ -97,10 +101,12 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
 /// full activation recomputation. Fields the user set (`set`) stay as they are. Returns the
 /// workload unchanged when it already fits, is not training, or nothing fits (then the most
 /// memory-saving layout tried). The choice is recorded in the assumptions.
-Workload plan_layout(const Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+Workload plan_layout(Workload w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
                      double headroom = kDefaultHeadroom);
 
 /// The estimate as JSON; `detail` adds the line-by-line breakdown with formulas and the assumptions.
 util::Json to_json(const MemoryEstimate& m, bool detail = true);
+/// The same members written to a sink (util/json_sink.h): to_json is write() into a JsonTree.
+void write(util::JsonSink& o, const MemoryEstimate& m, bool detail = true);
 
 }  // namespace gpuadvisor::estimate

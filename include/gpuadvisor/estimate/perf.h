@@ -25,7 +25,7 @@ struct PerfEstimate {
   double peak_flops = 0;  ///< per GPU, dense, at the compute precision
   double mfu = 0;         ///< typical utilisation used
   double scaling = 1;     ///< per-GPU multi-GPU efficiency (1 on one GPU)
-  std::string bound;      ///< compute, memory bandwidth, interconnect
+  std::string_view bound;  ///< compute, memory bandwidth, interconnect (a literal)
 
   // Training and fine-tuning.
   double flops_per_token = 0;
@@ -45,7 +45,7 @@ struct PerfEstimate {
   // Vision presets.
   std::optional<Range> images_per_s;
 
-  std::vector<std::string> factors;      ///< ids of the efficiency factors used
+  std::vector<std::string_view> factors;  ///< ids of the efficiency factors used (catalog::factor_name)
   std::vector<std::string> assumptions;
 };
 

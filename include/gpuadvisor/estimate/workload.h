@@ -13,6 +13,10 @@
 #include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/util/json.h"
 
+namespace gpuadvisor::util {
+class JsonSink;
+}
+
 namespace gpuadvisor::estimate {
 
 enum class Task { inference, train, lora, qlora };
@@ -105,5 +109,7 @@ void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu&
 std::string check_layout(const Workload& w);
 
 util::Json to_json(const Workload& w);
+/// The same members written to a sink (util/json_sink.h): to_json(w) is write() into a JsonTree.
+void write(util::JsonSink& o, const Workload& w);
 
 }  // namespace gpuadvisor::estimate

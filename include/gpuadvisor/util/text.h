@@ -12,10 +12,14 @@ std::string lower(std::string_view s);
 std::string trim(std::string_view s);
 /// Lower-case with every character that is not a letter or digit removed: "RTX 4090" -> "rtx4090".
 std::string squash(std::string_view s);
+/// squash(s) == squashed, without making squash(s): for look-ups that compare one query with
+/// every id, name and alias of a catalog.
+bool squashes_to(std::string_view s, std::string_view squashed);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(std::span<const std::string> parts, std::string_view sep);
+std::string join(std::span<const std::string_view> parts, std::string_view sep);
 
 /// Edit distance: insertions, deletions, substitutions and adjacent transpositions cost 1.
 std::size_t edit_distance(std::string_view a, std::string_view b);
