@@ -12,6 +12,7 @@
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
+#include "gpuadvisor/util/json_sink.h"
 #include "../unit/test_data.h"
 
 using namespace gpuadvisor;
@@ -49,6 +50,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)report::dump(estimate::to_json(m));
     (void)report::dump(estimate::to_json(w));
+    // Batch lines are written as text, single runs as a tree: the same bytes (util/json_sink.h).
+    {
+      std::string text = "{";
+      util::JsonText t(text);
+      t.object("workload", [&](util::JsonSink& o) { estimate::write(o, w); });
+      estimate::write(t, m, true);
+      text += "}";
+      util::Json tree = util::Json::object();
+      tree["workload"] = estimate::to_json(w);
+      const util::Json mj = estimate::to_json(m);
+      for (const auto& [k, v] : mj.items()) tree[k] = v;
+      if (text != tree.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+        fuzz::finding("JsonText differs from the tree's dump()");
+    }
 
     // One datacenter and one consumer GPU: fit, the layout planner and the speed estimate.
     for (const char* id : {"h100-sxm", "rtx-4090"}) {
