@@ -4,6 +4,7 @@
 /// spread of the factors it used.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuadvisor/catalog/efficiency.h"
