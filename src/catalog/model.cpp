@@ -190,8 +190,9 @@ Model model_from_size(double params) {
   // GPT-3 (d_model 12288, 96 layers). Per layer 4h^2 + 3h*i ~ 12h^2, so h ~ (128 P / 12)^(1/3);
   // the depth then makes the layers add up to P.
   Model m;
-  m.id = "custom-" + util::format_count(params);
-  m.name = "dense decoder, " + util::format_count(params) + " parameters";
+  const std::string count = util::format_count(params);
+  m.id = "custom-" + count;
+  m.name = "dense decoder, " + count + " parameters";
   m.family = "llama";
   m.kind = "decoder";
   m.params = params;
@@ -216,7 +217,7 @@ Model model_from_size(double params) {
   m.assumptions.push_back(fmt::format(
       "--model {}: a dense decoder of exactly {} parameters; its shape follows the bare-size rule: {} layers, "
       "hidden {}, {} heads of 128 (no grouped KV), gated MLP {}, vocabulary 32,000, context 4,096",
-      util::format_count(params), util::format_number(params), m.layers, m.hidden, m.heads, m.intermediate));
+      count, util::format_number(params), m.layers, m.hidden, m.heads, m.intermediate));
   return m;
 }
 

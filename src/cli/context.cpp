@@ -132,12 +132,13 @@ const catalog::Gpu& Context::gpu(const std::string& query) {
 }
 
 estimate::Workload Context::workload(const estimate::WorkloadInput& flags, estimate::WorkloadSet* set) {
-  estimate::WorkloadInput in = flags;
+  std::optional<estimate::WorkloadInput> merged;  // with a profile; else the flags as they are
   if (!flags.profile.empty()) {
     auto doc = util::JsonDoc::load(flags.profile);
     if (!doc) throw Error(doc.error());
-    in = estimate::merge_profile(*doc, "", flags);
+    merged = estimate::merge_profile(*doc, "", flags);
   }
+  const estimate::WorkloadInput& in = merged ? *merged : flags;
   // A bare size ("10B") is no preset: the embedded presets need not be parsed for it (--models
   // files still are, so that a bad one is reported either way).
   static const catalog::ModelSet kNoPresets;

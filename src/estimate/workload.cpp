@@ -334,6 +334,9 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
       "model", "model_config", "model_file", "task", "precision", "optimizer", "batch", "seq_len", "gpus", "zero",
       "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
+  // "file:line" of each field; the fields of a one-line document (a batch line) share one.
+  int at_line = -1;
+  std::string at;
   for (auto& [key, val] : root.items()) {
     if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
@@ -375,7 +378,12 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
       if (k == key) field = m;
     if (field && (flags.*field).empty()) {
       flags.*field = text;
-      flags.where[key] = doc.where(f.pointer(key)) + ": field '" + key + "'";
+      const std::string field_pointer = f.pointer(key);
+      if (const int line = doc.line_of(field_pointer); line != at_line) {
+        at_line = line;
+        at = doc.where(field_pointer);
+      }
+      flags.where[key] = at + ": field '" + key + "'";
     }
   }
   return flags;
