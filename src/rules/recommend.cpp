@@ -98,8 +98,12 @@ struct Search {
   estimate::Workload base;
   std::vector<const Rule*> rules;
   double need_share = 0.10;
+  std::vector<std::string> segments;  ///< the GPU segments the scenario allows
+  bool datacenter = false;            ///< the scenario is a datacenter
 
-  Search(const Request& r, const Data& d) : req(r), data(d), options(options_of(r)), base(r.base) {
+  Search(const Request& r, const Data& d)
+      : req(r), data(d), options(options_of(r)), base(r.base), segments(scenario_segments(r.scenario)),
+        datacenter(r.scenario == "datacenter") {
     base.assumptions.clear();
     base.model.assumptions.clear();
     base.model.sources.clear();
@@ -197,10 +201,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   if (compute == Precision::bf16 && c.w.format().payload_bits < 16 && !gpu.peak_flops(Precision::bf16) && gpu.peak_flops(Precision::fp16))
     compute = Precision::fp16;
   m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
-  const auto segs = scenario_segments(req.scenario);
+  const auto& segs = search.segments;
   m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
   m.set(Metric::pcie_only_multi_gpu_training, estimate::is_training(c.w.task) && count > 1 && !gpu.fast_link_for(count));
-  m.set(Metric::geforce_in_datacenter, req.scenario == "datacenter" && gpu.segment == "consumer" && gpu.vendor == "nvidia");
+  m.set(Metric::geforce_in_datacenter, search.datacenter && gpu.segment == "consumer" && gpu.vendor == "nvidia");
   m.set(Metric::vendor_nvidia, gpu.vendor == "nvidia");
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);
   m.set(Metric::throughput, c.throughput);

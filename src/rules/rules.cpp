@@ -316,7 +316,9 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options, boo
     cmp = a < b ? -1 : a > b ? 1 : 0;
   } else if (v.index() == threshold.index()) {
     cmp = v == threshold ? 0 : 1;
-    if (rule.op != "==" && rule.op != "!=") comparable = false;
+    // Only == and != compare values without an order (the parser admits no other op starting
+    // with = or !).
+    if (rule.op[0] != '=' && rule.op[0] != '!') comparable = false;
   } else {
     comparable = false;
   }
