@@ -73,10 +73,7 @@ void write(util::JsonSink& o, const MemoryResult& r, const catalog::Gpu* gpu, bo
 }
 
 util::Json to_json(const MemoryResult& r, const catalog::Gpu* gpu) {
-  util::Json j = util::Json::object();
-  util::JsonTree t(j);
-  write(t, r, gpu, true);
-  return j;
+  return util::json_tree([&](util::JsonSink& o) { write(o, r, gpu, true); });
 }
 
 // What the fit means, in lines of text: the verdict first (coloured by `style`).
@@ -174,11 +171,8 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
       auto r = compute(ctx, in, gpu, parse_headroom(headroom), false);
       if (r.fit && !r.fit->fits) code = Exit::no;
       // Batch results carry the numbers; the formulas and assumptions are in single-run JSON.
-      std::string members;
-      members.reserve(2048);  // a line's result is about 1,000 bytes
-      util::JsonText t(members);
-      write(t, r, gpu, false);
-      return BatchResult::text(std::move(members));
+      // A line's result is about 1,000 bytes.
+      return BatchResult::text(util::json_text([&](util::JsonSink& sink) { write(sink, r, gpu, false); }, 2048));
     });
     return;
   }

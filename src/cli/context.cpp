@@ -59,12 +59,12 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
       result["line"] = line_no;
       BatchResult r = one(*doc, code);
       util::Json& body = r.json;
-      if (r.is_text) {
-        written.reserve(r.members.size() + 24);
+      if (r.members) {
+        written.reserve(r.members->size() + 24);
         written += "{\"line\":";
         written += std::to_string(line_no);
-        if (!r.members.empty()) written += ',';
-        written += r.members;
+        if (!r.members->empty()) written += ',';
+        written += *r.members;
         written += '}';
       } else if (body.is_object() && !body.empty() && !body.contains("line")) {
         // {"line": N, ...body}: the body's own text after the line number, without copying it

@@ -74,13 +74,11 @@ void add_catalog_option(CLI::App& app, Context& ctx);
 /// (util::JsonText, no braces), which saves building a tree only to print it.
 struct BatchResult {
   util::Json json;
-  std::string members;
-  bool is_text = false;
+  std::optional<std::string> members;  ///< set: the result is this text, not `json`
   BatchResult(util::Json j) : json(std::move(j)) {}  // NOLINT(google-explicit-constructor): lets `one` return JSON
   static BatchResult text(std::string members) {
     BatchResult r{util::Json()};
     r.members = std::move(members);
-    r.is_text = true;
     return r;
   }
 };

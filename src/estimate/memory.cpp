@@ -514,10 +514,7 @@ void write(util::JsonSink& o, const MemoryEstimate& m, bool detail) {
 }
 
 util::Json to_json(const MemoryEstimate& m, bool detail) {
-  util::Json j = util::Json::object();
-  util::JsonTree t(j);
-  write(t, m, detail);
-  return j;
+  return util::json_tree([&](util::JsonSink& o) { write(o, m, detail); });
 }
 
 }  // namespace gpuadvisor::estimate

@@ -417,10 +417,7 @@ void write(util::JsonSink& o, const Workload& w) {
 }
 
 util::Json to_json(const Workload& w) {
-  util::Json j = util::Json::object();
-  util::JsonTree t(j);
-  write(t, w);
-  return j;
+  return util::json_tree([&](util::JsonSink& o) { write(o, w); });
 }
 
 }  // namespace gpuadvisor::estimate

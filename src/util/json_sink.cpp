@@ -44,7 +44,22 @@ void JsonTree::put_views(std::string_view key, std::span<const std::string_view>
   at(key) = std::move(arr);
 }
 
+Json json_tree(const JsonSink::Members& members) {
+  Json j = Json::object();
+  JsonTree t(j);
+  members(t);
+  return j;
+}
+
 // ---- JsonText ----
+
+std::string json_text(const JsonSink::Members& members, std::size_t reserve) {
+  std::string out;
+  out.reserve(reserve);
+  JsonText t(out);
+  members(t);
+  return out;
+}
 
 namespace {
 

@@ -107,6 +107,11 @@ class JsonText final : public JsonSink {
   bool first_;
 };
 
+/// The members `members` writes, as an object (JsonTree), or as compact text without the braces
+/// (JsonText; `reserve` bytes set aside first).
+Json json_tree(const JsonSink::Members& members);
+std::string json_text(const JsonSink::Members& members, std::size_t reserve = 0);
+
 /// A value as Json::dump() writes it, compact, with invalid UTF-8 replaced (U+FFFD).
 void append_json(std::string& out, const Json& v);
 void append_json_string(std::string& out, std::string_view s);
