@@ -29,7 +29,7 @@ double attention_params(const Model& m) {
   const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   double p = h * q_dim + 2 * h * kv_dim + q_dim * h;
   if (m.bias) p += q_dim + 2 * kv_dim + h;
-  else if (m.family == "qwen2") p += q_dim + 2 * kv_dim;  // Qwen2 has biases on q, k, v only
+  else if (m.qkv_bias || m.family == "qwen2") p += q_dim + 2 * kv_dim;  // Qwen2 has biases on q, k, v only
   return p;
 }
 
@@ -131,12 +131,12 @@ double Model::embedding_params() const {
 double count_params(const Model& m) {
   if (!m.is_transformer()) return 0;
   const double h = static_cast<double>(m.hidden);
-  double total = m.embedding_params();
+  double total = m.embedding_params() + m.extra_params;
   if (m.position == "learned") total += static_cast<double>(m.max_context) * h;
   if (m.kind == "encoder") total += 2 * h + 2 * h + h * h + h;  // BERT token types, embedding norm, pooler
   auto decoder_layer = [&](int index) {
     double p = attention_params(m) + 2 * norm_params(m);
-    if (m.family == "gemma2") p += 2 * norm_params(m);  // post-attention and post-MLP norms
+    if (m.family == "gemma2" || m.family == "gemma3") p += 2 * norm_params(m);  // post-attention and post-MLP norms
     if (m.moe && index >= m.moe->dense_layers) {
       const auto& e = *m.moe;
       p += (e.experts + e.shared_experts) * mlp_params(m, static_cast<double>(e.expert_intermediate));

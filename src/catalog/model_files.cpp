@@ -30,11 +30,53 @@ using util::quote;
 // ------------------------------------------------------------------------------------------------
 // config.json
 
-const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"bert",  "deepseek_v3", "falcon",  "gemma",   "gemma2",
-                                                 "gpt2",  "llama",       "mistral", "mixtral", "phi3",
-                                                 "qwen2", "qwen2_moe",   "t5"};
-  return types;
+/// What a model type's transformers class does where its config.json has no key for it. Types not
+/// in the table are read as Llama-style decoders (the layout of most 2024-26 decoders), and the
+/// model says so in its assumptions.
+struct Layout {
+  std::string_view type;
+  bool gated = true;         ///< gate, up and down projections (SwiGLU, GeGLU)
+  char bias = 'n';           ///< 'n' none unless attention_bias says so, 'q' q/k/v only, 'a' every linear layer
+  bool layernorm = false;    ///< LayerNorm (weight and bias) instead of RMSNorm
+  bool tied = false;         ///< the class default of tie_word_embeddings
+  std::string_view position = "rope";
+  std::string_view family = {};  ///< the docs/data-format.md family when it is not the type
+};
+
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> table = {
+      {"llama"}, {"llama4_text"}, {"mistral"}, {"mixtral"}, {"ministral"},
+      {"qwen2", true, 'q'}, {"qwen2_moe", true, 'q', false, false, "rope", "qwen2"}, {"qwen3"}, {"qwen3_moe"},
+      {"gemma", true, 'n', false, true}, {"gemma2", true, 'n', false, true}, {"gemma3_text", true, 'n', false, true, "rope", "gemma3"},
+      {"phi3"}, {"phimoe", true, 'a', true}, {"phi", false, 'a', true},
+      {"deepseek_v2", true, 'n', false, false, "rope", "deepseek-v3"}, {"deepseek_v3", true, 'n', false, false, "rope", "deepseek-v3"},
+      {"granite"}, {"granitemoe"}, {"olmo"}, {"olmo2"}, {"olmo3"}, {"olmoe"}, {"internlm2"}, {"internlm3"},
+      {"minicpm"}, {"baichuan"}, {"exaone"}, {"hunyuan_v1_dense"}, {"seed_oss"}, {"smollm3"},
+      {"cohere", true, 'n', true, true}, {"cohere2", true, 'n', true, true},
+      {"starcoder2", false, 'a', true, true}, {"stablelm", true, 'n', true},
+      {"gpt_neox", false, 'a', true}, {"gptj", false, 'a', true}, {"gpt_bigcode", false, 'a', true, true, "learned"},
+      {"bloom", false, 'a', true, true, "alibi"}, {"mpt", false, 'n', true, true, "alibi"},
+      {"opt", false, 'a', true, true, "learned"}, {"chatglm", true, 'q'}, {"glm", true, 'q'}, {"glm4", true, 'q'},
+      {"glm4_moe"}, {"gpt_oss", true, 'a'}, {"ernie4_5"}, {"ernie4_5_moe"}, {"dots1"}, {"bailing_moe"},
+  };
+  return table;
+}
+
+const Layout* find_layout(std::string_view type) {
+  for (const auto& l : layouts())
+    if (l.type == type) return &l;
+  return nullptr;
+}
+
+/// Vision-language wrappers: the text backbone's model type when text_config does not name it.
+std::string_view text_type_of(std::string_view outer) {
+  static const std::map<std::string_view, std::string_view> types = {
+      {"llava", "llama"},          {"llava_next", "llama"},        {"mistral3", "mistral"},
+      {"gemma3", "gemma3_text"},   {"paligemma", "gemma"},         {"qwen2_vl", "qwen2"},
+      {"qwen2_5_vl", "qwen2"},     {"qwen3_vl", "qwen3"},          {"qwen3_vl_moe", "qwen3_moe"},
+      {"llama4", "llama4_text"},   {"gemma3n", "gemma3n_text"},    {"kimi_vl", "deepseek_v3"}};
+  auto it = types.find(outer);
+  return it == types.end() ? std::string_view{} : it->second;
 }
 
 // Generous bounds: they only stop nonsense (negative, zero, absurd) from reaching the estimators.
@@ -66,38 +108,234 @@ std::int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, 
 /// Narrows a value that the k-limits above already bound to well within int.
 int as_int(std::int64_t v) { return static_cast<int>(v); }
 
-}  // namespace
+/// A list of whole numbers, each in [lo, hi].
+std::vector<std::int64_t> int_list(const Fields& f, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  const auto& list = f.raw(key);
+  if (!list.is_array()) f.fail(key, "expected a list of whole numbers, got " + util::json_snippet(list));
+  std::vector<std::int64_t> out;
+  for (const auto& v : list) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+      f.fail(key, fmt::format("expected whole numbers from {} to {}, got {}", lo, hi, util::json_snippet(v)));
+    out.push_back(v.get<std::int64_t>());
+  }
+  return out;
+}
 
-Model model_from_hf_config(const util::JsonDoc& doc) {
-  Fields f(doc, doc.root(), "", "");
-  if (!f.has("model_type"))
-    f.fail("model_type", fmt::format("missing; gpuadvisor reads configs of model type {}",
-                                     util::join(supported_model_types(), ", ")));
-  std::string type = f.str("model_type");
+std::int64_t max_context_of(const Fields& f) {
+  return first_int(f, {"max_position_embeddings", "n_positions", "seq_length", "max_sequence_length", "n_ctx"}, 1,
+                   kMaxContext)
+      .value_or(0);
+}
+
+/// Which layers have a routed-expert MLP, from the usual keys: first_k_dense_replace and
+/// moe_layer_freq (DeepSeek, GLM-4.5, Kimi), decoder_sparse_step and mlp_only_layers (Qwen MoE),
+/// interleave_moe_layer_step and moe_layers (Llama 4). Every layer otherwise.
+std::vector<bool> moe_layers(const Fields& f, int layers) {
+  std::vector<bool> sparse(static_cast<std::size_t>(layers), true);
+  if (f.has("moe_layers")) {
+    std::fill(sparse.begin(), sparse.end(), false);
+    for (auto i : int_list(f, "moe_layers", 0, layers - 1)) sparse[static_cast<std::size_t>(i)] = true;
+    return sparse;
+  }
+  const std::int64_t first_dense = first_int(f, {"first_k_dense_replace"}, 0, layers).value_or(0);
+  const std::int64_t freq = first_int(f, {"moe_layer_freq"}, 1, kMaxLayers).value_or(1);
+  const std::int64_t step = first_int(f, {"decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers).value_or(1);
+  std::set<std::int64_t> dense_only;
+  if (f.has("mlp_only_layers"))
+    for (auto i : int_list(f, "mlp_only_layers", 0, layers - 1)) dense_only.insert(i);
+  for (int i = 0; i < layers; ++i)
+    sparse[static_cast<std::size_t>(i)] =
+        i >= first_dense && (i - first_dense) % freq == 0 && (i + 1) % step == 0 && !dense_only.count(i);
+  return sparse;
+}
+
+/// The attention kind of every layer, from layer_types or the type's own rule; a layer kind that
+/// is not attention (linear attention, Mamba, ...) is an error naming it, since its parameters and
+/// state follow rules of its own.
+struct AttentionLayout {
+  int sliding_layers = 0;
+  std::int64_t window = 0;
+  std::string note;
+};
+
+AttentionLayout attention_layout(const Fields& f, std::string_view type, int layers) {
+  AttentionLayout a;
+  for (const char* key : {"hybrid_override_pattern", "layers_block_type", "attn_layer_indices", "full_attn_idxs"})
+    if (f.has(key))
+      f.fail(key, fmt::format("a hybrid layer layout ({}): gpuadvisor counts attention layers only, and the "
+                              "parameters and state of the other layers are not known",
+                              key));
+  std::optional<std::int64_t> window;
+  if (f.has("sliding_window") && f.raw("sliding_window").is_number()) window = f.integer("sliding_window", 1, kMaxContext);
+  if (f.has("layer_types")) {
+    const auto& list = f.raw("layer_types");
+    if (!list.is_array() || list.size() != static_cast<std::size_t>(layers))
+      f.fail("layer_types", fmt::format("expected a list of {} layer kinds, got {}", layers, util::json_snippet(list)));
+    int full = 0;
+    for (const auto& v : list) {
+      std::string kind = v.is_string() ? v.get<std::string>() : util::json_snippet(v);
+      if (kind == "full_attention" || kind == "attention") ++full;
+      else if (kind == "sliding_attention" || kind == "chunked_attention") ++a.sliding_layers;
+      else
+        f.fail("layer_types",
+               fmt::format("layer kind {} is not attention: gpuadvisor counts attention layers only, and the "
+                           "parameters and state of {} layers are not known",
+                           util::quote(kind), util::quote(kind)));
+    }
+    if (a.sliding_layers > 0) {
+      if (!window && f.has("attention_chunk_size")) window = f.integer("attention_chunk_size", 1, kMaxContext);
+      if (!window) f.fail("sliding_window", "missing; layer_types lists sliding-window layers");
+      a.window = *window;
+      a.note = fmt::format("{} of {} layers attend to the last {} tokens only (layer_types)", a.sliding_layers, layers,
+                           a.window);
+    }
+    return a;
+  }
+  if (type == "llama4_text" && f.has("attention_chunk_size")) {
+    // Llama 4: every fourth layer is global (no RoPE), the others attend within 8,192-token chunks.
+    a.window = f.integer("attention_chunk_size", 1, kMaxContext);
+    a.sliding_layers = layers - layers / 4;
+  } else if (!window) {
+    return a;
+  } else if (type == "gemma2") {
+    a.window = *window;  // alternating, the first layer local (Gemma 2 technical report)
+    a.sliding_layers = (layers + 1) / 2;
+  } else if (type == "gemma3_text" || type == "cohere2") {
+    std::int64_t pattern = first_int(f, {"sliding_window_pattern"}, 1, kMaxLayers).value_or(type == "gemma3_text" ? 6 : 4);
+    a.window = *window;
+    a.sliding_layers = layers - as_int(layers / pattern);
+  } else if (f.opt_bool("use_sliding_window").value_or(type == "mistral" || type == "mixtral" || type == "phi3" ||
+                                                       type == "starcoder2")) {
+    // Qwen configs carry a sliding_window but leave it off (use_sliding_window false); from
+    // max_window_layers on the layers would use it.
+    int from = as_int(first_int(f, {"max_window_layers"}, 0, layers).value_or(0));
+    if (type.substr(0, 4) != "qwen") from = 0;
+    a.window = *window;
+    a.sliding_layers = layers - from;
+  } else {
+    return a;
+  }
+  if (a.sliding_layers > 0 && max_context_of(f) > 0 && a.window >= max_context_of(f)) a.sliding_layers = 0;
+  if (a.sliding_layers > 0)
+    a.note = fmt::format("{} of {} layers attend to the last {} tokens only ({} rule)", a.sliding_layers, layers,
+                         a.window, type);
+  return a;
+}
+
+/// Parameters of a vision tower and its projector into the text model (vision_config): a ViT of
+/// `depth` layers (attention with biases, an MLP, two norms), the patch embedding and position
+/// table, and the projector of the wrapper type. Norms and biases are a few parameters in a
+/// million; the layer matrices and the projector are what counts.
+double vision_params(const Fields& v, std::string_view outer, std::int64_t text_hidden, std::vector<std::string>& notes) {
+  const std::string vt = v.opt_str("model_type").value_or(std::string(outer));
+  const double layers = static_cast<double>(need_int(v, {"depth", "num_hidden_layers", "num_layers"}, 1, kMaxLayers, "the vision tower depth"));
+  const double h = static_cast<double>(need_int(v, {"embed_dim", "hidden_size", "width"}, 1, kMaxWidth, "the vision tower width"));
+  double inner = 4 * h;
+  if (auto i = first_int(v, {"intermediate_size"}, 1, kMaxWidth)) inner = static_cast<double>(*i);
+  else if (auto r = v.opt_num("mlp_ratio")) inner = *r * h;
+  const bool pixtral = vt == "pixtral";
+  const bool gated = pixtral || vt == "qwen2_5_vl" || vt == "mllama" ;
+  const bool bias = !pixtral;
+  double layer = 4 * h * h + (gated ? 3 : 2) * h * inner + 4 * h;  // matrices and two norms
+  if (bias) layer += 4 * h + (gated ? 2 : 1) * inner + h;
+  const double p = static_cast<double>(first_int(v, {"patch_size"}, 1, 4096).value_or(14));
+  const double channels = static_cast<double>(first_int(v, {"num_channels", "in_channels", "in_chans"}, 1, 64).value_or(3));
+  const double temporal = static_cast<double>(first_int(v, {"temporal_patch_size"}, 1, 64).value_or(1));
+  double total = layers * layer + channels * temporal * p * p * h + 4 * h;  // patch embedding, pre/post norms
+  // Learned position table: (image / patch)^2 entries (CLIP and Llama 4 add a class token);
+  // Qwen2-VL and Qwen2.5-VL use rotary positions, Qwen3-VL a table of num_position_embeddings.
+  if (auto n = first_int(v, {"num_position_embeddings"}, 1, kMaxContext)) {
+    total += static_cast<double>(*n) * h;
+  } else if (auto image = first_int(v, {"image_size"}, 1, 1 << 20); image && !pixtral && vt.rfind("qwen", 0) != 0) {
+    double side = static_cast<double>(*image) / p;
+    bool cls = vt == "clip_vision_model" || vt == "llama4_vision_model";
+    total += (side * side + (cls ? 1 : 0)) * h + (cls ? h : 0);
+  }
+  const double t = static_cast<double>(text_hidden);
+  const double merge = static_cast<double>(first_int(v, {"spatial_merge_size"}, 1, 64).value_or(2));
+  if (outer == "llava" || outer == "llava_next") {
+    total += h * t + t + t * t + t;  // two-layer GELU MLP with biases
+    notes.push_back("vision tower and the two-layer LLaVA projector counted from vision_config");
+  } else if (outer == "mistral3") {
+    total += h + merge * merge * h * h + h * t + t * t;  // norm, patch merger, two linear layers
+    notes.push_back("Pixtral vision tower, patch merger and projector counted from vision_config");
+  } else if (outer == "gemma3" || outer == "paligemma") {
+    total += h * t + h;
+    notes.push_back("SigLIP vision tower and its projection counted from vision_config");
+  } else if (outer == "qwen2_vl" || outer == "qwen2_5_vl" || outer == "qwen3_vl" || outer == "qwen3_vl_moe") {
+    const double wide = h * merge * merge;
+    const double out = static_cast<double>(first_int(v, {"out_hidden_size"}, 1, kMaxWidth).value_or(text_hidden));
+    double merger = 2 * h + wide * wide + wide + wide * out + out;
+    double mergers = 1;
+    if (v.has("deepstack_visual_indexes")) mergers += static_cast<double>(int_list(v, "deepstack_visual_indexes", 0, kMaxLayers).size());
+    total += mergers * merger;
+    notes.push_back("vision tower and patch merger counted from vision_config");
+  } else if (outer == "llama4") {
+    // Pixel-shuffle MLP (hidden / ratio^2 -> projector dims, no biases), then the projection
+    // into the text width.
+    const double ratio = v.opt_num("pixel_shuffle_ratio").value_or(0.5);
+    const double in = static_cast<double>(first_int(v, {"projector_input_dim"}, 1, kMaxWidth).value_or(4096));
+    const double mid = static_cast<double>(first_int(v, {"projector_output_dim"}, 1, kMaxWidth).value_or(4096));
+    const double vout = static_cast<double>(first_int(v, {"vision_output_dim"}, 1, kMaxWidth).value_or(4096));
+    total += h / (ratio * ratio) * in + in * mid + vout * t;
+    notes.push_back("vision tower, pixel-shuffle adapter and projector counted from vision_config");
+  } else {
+    notes.push_back(fmt::format("vision tower counted from vision_config as a ViT; the {} projector is not counted", outer));
+  }
+  return total;
+}
+
+/// The mixture of experts of a decoder, from its usual keys; nullopt for a dense model.
+std::optional<MoE> read_moe(const Fields& f, std::string_view type, Model& m) {
+  auto experts = first_int(f, {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, kMaxExperts);
+  if (!experts || *experts <= 1) return std::nullopt;
+  MoE moe;
+  moe.experts = as_int(*experts);
+  moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_top_k", "top_k"}, 1,
+                                          moe.experts, "the experts per token"));
+  // Per-expert width: its own key where the dense layers differ (DeepSeek, Qwen MoE, GLM-4.5),
+  // else intermediate_size (Mixtral, gpt-oss, Llama 4, OLMoE, Granite MoE).
+  auto expert_width = first_int(f, {"moe_intermediate_size", "expert_intermediate_size"}, 1, kMaxWidth);
+  moe.expert_intermediate = expert_width ? *expert_width : need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the expert MLP width");
+  if (auto shared = first_int(f, {"n_shared_experts", "num_shared_experts"}, 0, kMaxExperts)) {
+    moe.shared_experts = as_int(*shared);
+  } else if (auto width = first_int(f, {"shared_expert_intermediate_size"}, 0, kMaxWidth); width && *width > 0) {
+    // Qwen MoE has one shared expert of its own width; the struct counts shared experts in units
+    // of the routed width, which the published models are a whole multiple of.
+    moe.shared_experts = as_int((*width + moe.expert_intermediate / 2) / moe.expert_intermediate);
+    if (*width % moe.expert_intermediate != 0)
+      m.assumptions.push_back(fmt::format("shared expert width {} counted as {} routed-width experts", *width, moe.shared_experts));
+  } else if (type == "llama4_text") {
+    moe.shared_experts = 1;  // Llama 4: one shared expert beside the routed ones in every MoE layer
+  }
+  auto sparse = moe_layers(f, m.layers);
+  moe.dense_layers = as_int(std::count(sparse.begin(), sparse.end(), false));
+  if (moe.dense_layers > 0) {
+    moe.dense_intermediate = type == "llama4_text" ? need_int(f, {"intermediate_size_mlp"}, 1, kMaxWidth, "the dense-layer MLP width")
+                           : expert_width          ? need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width")
+                                                   : moe.expert_intermediate;
+  }
+  return moe;
+}
+
+/// Reads the decoder (or BERT/T5) of a config: `f` is the text part (the whole config, or
+/// text_config of a vision-language model), `type` its model type.
+Model read_text_model(const Fields& f, std::string type) {
   // Early Falcon checkpoints carry their pre-release model type names.
   if (type == "RefinedWeb" || type == "RefinedWebModel") type = "falcon";
-  const auto& types = supported_model_types();
-  if (std::find(types.begin(), types.end(), type) == types.end())
-    f.fail("model_type", fmt::format("unsupported model type {}{} (supported: {})", quote(type),
-                                     util::did_you_mean(type, types), util::join(types, ", ")));
-
   const bool gpt2 = type == "gpt2", bert = type == "bert", t5 = type == "t5", falcon = type == "falcon";
-  const bool deepseek = type == "deepseek_v3", mixtral = type == "mixtral", qwen_moe = type == "qwen2_moe";
-  const bool gemma = type == "gemma" || type == "gemma2";
+  const Layout* named = find_layout(type);
+  if (!named && type.size() > 5 && type.ends_with("_text")) named = find_layout(type.substr(0, type.size() - 5));
+  const Layout generic{};
+  const Layout& lay = named ? *named : generic;
 
   Model m;
-  m.origin = doc.origin();
-  // The docs/data-format.md family names; qwen2_moe shares qwen2's q/k/v biases, which
-  // count_params keys on the family.
-  m.family = deepseek ? "deepseek-v3" : qwen_moe ? "qwen2" : type;
+  m.family = !lay.family.empty() ? std::string(lay.family) : type;
   m.kind = bert ? "encoder" : t5 ? "encoder-decoder" : "decoder";
-  if (auto p = f.opt_str("_name_or_path"); p && !p->empty()) {
-    m.id = *p;
-    m.name = *p;
-  } else {
-    m.id = "config";
-    m.name = fmt::format("{} model from {}", type, doc.origin());
-  }
+  if (!named && !gpt2 && !bert && !t5 && !falcon)
+    m.assumptions.push_back(fmt::format("model type {} read as a Llama-style decoder from its standard keys: gated MLP, "
+                                        "RMSNorm, rotary positions, biases only where attention_bias says so",
+                                        util::quote(type)));
 
   // Shape.
   if (t5) {
@@ -110,14 +348,15 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     m.hidden = need_int(f, {"n_embd", "hidden_size"}, 1, kMaxWidth, "the model width");
     m.heads = as_int(need_int(f, {"n_head", "num_attention_heads"}, 1, kMaxHeads, "the number of attention heads"));
   } else {
-    m.layers = as_int(need_int(f, {"num_hidden_layers", "n_layer"}, 1, kMaxLayers, "the number of layers"));
-    m.hidden = need_int(f, {"hidden_size", "n_embd"}, 1, kMaxWidth, "the model width");
-    m.heads = as_int(need_int(f, {"num_attention_heads", "n_head"}, 1, kMaxHeads, "the number of attention heads"));
+    m.layers = as_int(need_int(f, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, 1, kMaxLayers, "the number of layers"));
+    m.hidden = need_int(f, {"hidden_size", "n_embd", "d_model"}, 1, kMaxWidth, "the model width");
+    m.heads = as_int(need_int(f, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, 1, kMaxHeads, "the number of attention heads"));
   }
-  m.vocab = need_int(f, {"vocab_size"}, 1, kMaxVocab, "the vocabulary size");
+  // ChatGLM's embedding is padded_vocab_size rows; vocab_size there is the tokenizer's.
+  m.vocab = need_int(f, {"padded_vocab_size", "vocab_size"}, 1, kMaxVocab, "the vocabulary size");
 
   // Key/value heads: GQA configs say so; Falcon has its own keys and defaults (multi-query unless
-  // the new decoder architecture gives num_kv_heads).
+  // the new decoder architecture gives num_kv_heads); GPT-BigCode and ChatGLM flag multi-query.
   std::string kv_key = "num_key_value_heads";
   if (falcon) {
     bool new_arch = f.opt_bool("new_decoder_architecture").value_or(false);
@@ -130,14 +369,20 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     } else {
       m.kv_heads = m.heads;
     }
+  } else if (type == "gpt_bigcode") {
+    m.kv_heads = f.opt_bool("multi_query").value_or(true) ? 1 : m.heads;
+    kv_key = "multi_query";
+  } else if (f.has("multi_query_group_num") && f.opt_bool("multi_query_attention").value_or(true)) {
+    m.kv_heads = as_int(f.integer("multi_query_group_num", 1, kMaxHeads));
+    kv_key = "multi_query_group_num";
   } else {
-    m.kv_heads = as_int(first_int(f, {"num_key_value_heads"}, 1, kMaxHeads).value_or(m.heads));
+    m.kv_heads = as_int(first_int(f, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, 1, kMaxHeads).value_or(m.heads));
   }
   if (m.heads % m.kv_heads != 0)
     f.fail(kv_key, fmt::format("{} key/value heads do not divide the {} attention heads", m.kv_heads, m.heads));
 
-  // Multi-head latent attention (DeepSeek): the query/key head is the no-RoPE part plus the RoPE part.
-  if (deepseek || f.has("kv_lora_rank")) {
+  // Multi-head latent attention (DeepSeek, Kimi): the query/key head is the no-RoPE part plus the RoPE part.
+  if (f.has("kv_lora_rank")) {
     Mla mla;
     mla.kv_lora_rank = as_int(need_int(f, {"kv_lora_rank"}, 1, kMaxWidth, "the latent KV rank"));
     mla.q_lora_rank = as_int(first_int(f, {"q_lora_rank"}, 1, kMaxWidth).value_or(0));
@@ -146,10 +391,12 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     mla.v_head_dim = as_int(need_int(f, {"v_head_dim"}, 1, kMaxWidth, "the value head dimension"));
     m.mla = mla;
     m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-  } else if (t5 && f.has("d_kv")) {
-    m.head_dim = f.integer("d_kv", 1, kMaxWidth);
-  } else if (!t5 && f.has("head_dim")) {
-    m.head_dim = f.integer("head_dim", 1, kMaxWidth);
+  } else if (type.starts_with("deepseek")) {
+    need_int(f, {"kv_lora_rank"}, 1, kMaxWidth, "the latent KV rank");
+  } else if (auto hd = first_int(f, t5 ? std::initializer_list<const char*>{"d_kv"}
+                                       : std::initializer_list<const char*>{"head_dim", "kv_channels", "attention_head_dim"},
+                                 1, kMaxWidth)) {
+    m.head_dim = *hd;
   } else {
     if (m.hidden % m.heads != 0)
       f.fail(t5     ? "num_heads"
@@ -161,102 +408,43 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   }
 
   // MLP width and mixture of experts.
-  if (gpt2) {
-    if (auto v = first_int(f, {"n_inner"}, 1, kMaxWidth)) {
-      m.intermediate = *v;
-    } else {
-      m.intermediate = 4 * m.hidden;
-      m.assumptions.push_back("n_inner is null: the GPT-2 default MLP width 4 x n_embd");
-    }
-  } else if (falcon) {
-    if (auto v = first_int(f, {"ffn_hidden_size"}, 1, kMaxWidth)) {
-      m.intermediate = *v;
-    } else {
-      m.intermediate = 4 * m.hidden;
-      m.assumptions.push_back("no ffn_hidden_size: the Falcon default MLP width 4 x hidden_size");
-    }
-  } else if (t5) {
+  if (t5) {
     m.intermediate = need_int(f, {"d_ff"}, 1, kMaxWidth, "the MLP width");
-  } else if (deepseek || qwen_moe) {
-    // Per-expert width; the dense layers' width goes to moe.dense_intermediate.
-    m.intermediate = need_int(f, {"moe_intermediate_size"}, 1, kMaxWidth, "the expert MLP width");
+  } else if (auto moe = read_moe(f, type, m)) {
+    m.intermediate = moe->expert_intermediate;
+    m.moe = moe;
+  } else if (auto v = first_int(f, {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}, 1, kMaxWidth)) {
+    m.intermediate = *v;
+  } else if (gpt2 || falcon || !lay.gated) {
+    m.intermediate = 4 * m.hidden;
+    m.assumptions.push_back(fmt::format("no MLP width in the config: the {} default 4 x hidden size", type));
   } else {
-    m.intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the MLP width");
+    m.intermediate = need_int(f, {"intermediate_size", "ffn_hidden_size"}, 1, kMaxWidth, "the MLP width");
   }
-
-  if (mixtral) {
-    MoE moe;
-    moe.experts = as_int(need_int(f, {"num_local_experts"}, 1, kMaxExperts, "the number of experts"));
-    moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok"}, 1, moe.experts, "the experts per token"));
-    moe.expert_intermediate = m.intermediate;
-    m.moe = moe;
-  } else if (deepseek) {
-    MoE moe;
-    moe.experts = as_int(need_int(f, {"n_routed_experts"}, 1, kMaxExperts, "the number of routed experts"));
-    moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok"}, 1, moe.experts, "the experts per token"));
-    moe.shared_experts = as_int(first_int(f, {"n_shared_experts"}, 0, kMaxExperts).value_or(0));
-    moe.expert_intermediate = m.intermediate;
-    moe.dense_layers = as_int(first_int(f, {"first_k_dense_replace"}, 0, m.layers).value_or(0));
-    if (moe.dense_layers > 0)
-      moe.dense_intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width");
-    if (auto freq = first_int(f, {"moe_layer_freq"}, 1, kMaxLayers); freq && *freq != 1)
-      m.assumptions.push_back(fmt::format("moe_layer_freq {} ignored: every layer after the first {} counted as MoE",
-                                          *freq, moe.dense_layers));
-    m.moe = moe;
-  } else if (qwen_moe) {
-    MoE moe;
-    moe.experts = as_int(need_int(f, {"num_experts"}, 1, kMaxExperts, "the number of experts"));
-    moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok"}, 1, moe.experts, "the experts per token"));
-    moe.expert_intermediate = m.intermediate;
-    // Qwen2-MoE has one shared expert of its own width; the struct counts shared experts in units of
-    // the routed width, which the published models are a whole multiple of.
-    if (auto shared = first_int(f, {"shared_expert_intermediate_size"}, 0, kMaxWidth); shared && *shared > 0) {
-      moe.shared_experts = as_int((*shared + m.intermediate / 2) / m.intermediate);
-      if (*shared % m.intermediate != 0)
-        m.assumptions.push_back(
-            fmt::format("shared expert width {} counted as {} routed-width experts", *shared, moe.shared_experts));
-    }
-    // Layers are sparse every decoder_sparse_step-th layer, except those listed in mlp_only_layers.
-    std::int64_t step = first_int(f, {"decoder_sparse_step"}, 1, kMaxLayers).value_or(1);
-    std::set<std::int64_t> dense_only;
-    if (f.has("mlp_only_layers")) {
-      const auto& list = f.raw("mlp_only_layers");
-      if (!list.is_array())
-        f.fail("mlp_only_layers", "expected a list of layer numbers, got " + util::json_snippet(list));
-      for (const auto& v : list) {
-        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= m.layers)
-          f.fail("mlp_only_layers",
-                 fmt::format("expected layer numbers from 0 to {}, got {}", m.layers - 1, util::json_snippet(v)));
-        dense_only.insert(v.get<std::int64_t>());
-      }
-    }
-    int dense = 0;
-    for (int i = 0; i < m.layers; ++i)
-      if (dense_only.count(i) || (i + 1) % step != 0) ++dense;
-    moe.dense_layers = dense;
-    if (dense > 0)
-      moe.dense_intermediate = need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width");
-    m.moe = moe;
-  }
+  if (type == "mpt" && f.has("expansion_ratio")) m.intermediate = std::llround(f.num("expansion_ratio") * static_cast<double>(m.hidden));
 
   // Embeddings: the transformers class defaults apply when the key is absent.
-  bool tied_default = gpt2 || bert || t5 || gemma || falcon;
+  bool tied_default = gpt2 || bert || t5 || falcon || lay.tied;
   m.tied_embeddings = f.opt_bool("tie_word_embeddings").value_or(tied_default);
 
   if (t5) {
     std::string proj = f.opt_str("feed_forward_proj").value_or("relu");
     m.gated_mlp = util::starts_with(proj, "gated-");
   } else {
-    m.gated_mlp = !(gpt2 || bert || falcon);
+    m.gated_mlp = !(gpt2 || bert || falcon) && lay.gated;
   }
 
-  if (gpt2 || bert) {
-    m.bias = true;
+  if (gpt2 || bert || lay.bias == 'a') {
+    m.bias = type == "gptj" ? false : f.opt_bool("use_bias").value_or(f.opt_bool("attention_bias").value_or(true));
+    if (type == "gpt_oss") m.bias = true;
   } else if (falcon) {
     m.bias = f.opt_bool("bias").value_or(false);
-  } else if (t5 || type == "qwen2" || qwen_moe || deepseek) {
-    // Qwen2's q/k/v biases are counted from the family, not from this flag.
+  } else if (t5 || lay.bias == 'q') {
+    // Q/K/V biases (Qwen2 counts them from its family); ChatGLM says so in add_qkv_bias.
     m.bias = false;
+    m.qkv_bias = type != "qwen2" && type != "qwen2_moe" && f.opt_bool("add_qkv_bias").value_or(f.opt_bool("attention_bias").value_or(!t5));
+  } else if (f.has("use_qkv_bias") || f.has("qkv_bias")) {
+    m.qkv_bias = f.opt_bool("use_qkv_bias").value_or(f.opt_bool("qkv_bias").value_or(false));
   } else {
     m.bias = f.opt_bool("attention_bias").value_or(false);
     if (auto mlp_bias = f.opt_bool("mlp_bias"); mlp_bias && *mlp_bias != m.bias)
@@ -264,7 +452,7 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
           fmt::format("attention_bias {} and mlp_bias {} differ: bias taken from attention_bias", m.bias, *mlp_bias));
   }
 
-  m.norm = gpt2 || bert || falcon ? "layernorm" : "rmsnorm";
+  m.norm = gpt2 || bert || falcon || lay.layernorm ? "layernorm" : "rmsnorm";
   if (gpt2) {
     m.position = "learned";
   } else if (bert) {
@@ -274,8 +462,10 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     m.position = "relative";
   } else if (falcon) {
     m.position = f.opt_bool("alibi").value_or(false) ? "alibi" : "rope";
+  } else if (type == "baichuan" && !f.has("rope_theta") && m.layers == 40) {
+    m.position = "alibi";  // Baichuan 13B models use ALiBi, the 7B ones RoPE
   } else {
-    m.position = "rope";
+    m.position = std::string(lay.position);
   }
 
   if (gpt2) {
@@ -283,13 +473,92 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   } else if (t5) {
     m.max_context = first_int(f, {"n_positions"}, 1, kMaxContext).value_or(0);
   } else {
-    m.max_context = first_int(f, {"max_position_embeddings"}, 1, kMaxContext).value_or(0);
+    m.max_context = max_context_of(f);
   }
   if (m.position == "learned" && m.max_context == 0)
     f.fail(gpt2 ? "n_positions" : "max_position_embeddings", "missing; learned positions need the table size");
   if (m.max_context == 0) m.assumptions.push_back("context length unknown: the config gives none");
 
+  if (!t5 && !bert) {
+    auto a = attention_layout(f, type, m.layers);
+    m.sliding_layers = a.sliding_layers;
+    m.sliding_window = a.window;
+    if (!a.note.empty()) m.assumptions.push_back(a.note);
+  }
+  if (auto mtp = first_int(f, {"num_nextn_predict_layers"}, 0, kMaxLayers); mtp && *mtp > 0)
+    m.assumptions.push_back(fmt::format("{} multi-token-prediction layer{} (num_nextn_predict_layers) not counted: "
+                                        "inference engines load {} only for speculative decoding",
+                                        *mtp, *mtp == 1 ? "" : "s", *mtp == 1 ? "it" : "them"));
   m.params = 0;  // the caller counts them (count_params)
+  return m;
+}
+
+}  // namespace
+
+Model model_from_hf_config(const util::JsonDoc& doc) {
+  Fields root(doc, doc.root(), "", "");
+  if (!root.has("model_type")) {
+    root.fail("model_type", "missing; a Hugging Face config.json names its model_type (llama, qwen3, gemma3, ...)");
+  }
+  const std::string outer = root.str("model_type");
+  // Vision-language models: the text backbone is text_config (or, in Qwen2-VL and Qwen2.5-VL,
+  // the top level), the vision tower vision_config.
+  const bool wrapped = root.has("text_config");
+  std::string type = outer;
+  if (wrapped) {
+    Fields t(doc, root.raw("text_config"), "/text_config", "text_config");
+    type = t.opt_str("model_type").value_or("");
+  }
+  if (type.empty() || type == outer) {
+    if (auto t = text_type_of(outer); !t.empty()) type = std::string(t);
+  }
+  // Gemma 3 configs leave out what equals the Gemma3TextConfig defaults (google/gemma-3-4b-it
+  // gives neither heads nor vocabulary); those defaults fill the gaps, and the model says so.
+  util::Json text_json = wrapped ? root.raw("text_config") : util::Json::object();
+  std::vector<std::string> defaulted;
+  if (wrapped && type == "gemma3_text" && text_json.is_object()) {
+    static const std::vector<std::pair<const char*, std::int64_t>> defaults = {
+        {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
+        {"vocab_size", 262208},     {"max_position_embeddings", 131072}};
+    for (const auto& [key, value] : defaults)
+      if (!text_json.contains(key)) {
+        text_json[key] = value;
+        defaulted.push_back(fmt::format("{} {}", key, value));
+      }
+  }
+  std::optional<Fields> text;
+  if (wrapped) text.emplace(doc, text_json, "/text_config", "text_config");
+  const Fields& f = wrapped ? *text : root;
+  if (wrapped && type.empty())
+    f.fail("model_type", fmt::format("missing; the text backbone of a {} config needs its model type", util::quote(outer)));
+
+  Model m;
+  try {
+    m = read_text_model(f, type);
+  } catch (const Error& e) {
+    // A type read by the generic path names itself when a key is missing: it may be a typo.
+    if (find_layout(type) || type == "gpt2" || type == "bert" || type == "t5" || type == "falcon") throw;
+    std::vector<std::string> names;
+    for (const auto& l : layouts()) names.emplace_back(l.type);
+    throw Error(fmt::format("{} (model type {} is not one gpuadvisor knows{}, so it was read from the standard keys)",
+                            e.what(), util::quote(type), util::did_you_mean(type, names)),
+                e.code());
+  }
+  m.origin = doc.origin();
+  if (!defaulted.empty())
+    m.assumptions.push_back(fmt::format("text_config leaves out {}: the transformers {} defaults", util::join(defaulted, ", "), type));
+  if (type != outer) m.family = m.family == type ? outer : m.family;
+  if (root.has("vision_config")) {
+    Fields v(doc, root.raw("vision_config"), "/vision_config", "vision_config");
+    m.extra_params = vision_params(v, outer, m.hidden, m.assumptions);
+  }
+  if (auto p = root.opt_str("_name_or_path"); p && !p->empty()) {
+    m.id = *p;
+    m.name = *p;
+  } else {
+    m.id = "config";
+    m.name = fmt::format("{} model from {}", outer, doc.origin());
+  }
   return m;
 }
 

@@ -45,8 +45,8 @@ void fields(Ar& ar, T& t) {
 template <class Ar, Of<Model> T>
 void fields(Ar& ar, T& m) {
   ar(m.id, m.name, m.aliases, m.family, m.kind, m.params, m.active_params, m.layers, m.encoder_layers, m.hidden, m.heads,
-     m.kv_heads, m.head_dim, m.intermediate, m.vocab, m.tied_embeddings, m.gated_mlp, m.bias, m.norm, m.position,
-     m.max_context, m.moe, m.mla, m.vision, m.tensors, m.sources, m.as_of, m.notes, m.origin, m.assumptions);
+     m.kv_heads, m.head_dim, m.intermediate, m.vocab, m.tied_embeddings, m.gated_mlp, m.bias, m.qkv_bias, m.norm, m.position,
+     m.max_context, m.sliding_layers, m.sliding_window, m.extra_params, m.moe, m.mla, m.vision, m.tensors, m.sources, m.as_of, m.notes, m.origin, m.assumptions);
 }
 
 template <class Ar, Of<CloudInstance> T>

@@ -74,9 +74,16 @@ struct Model {
   bool tied_embeddings = false;
   bool gated_mlp = false;
   bool bias = false;
+  bool qkv_bias = false;  ///< biases on the q, k and v projections only (Qwen2, ChatGLM, StableLM)
   std::string norm;
   std::string position;
   std::int64_t max_context = 0;  ///< 0 = unknown
+  /// Layers whose attention keeps only the last sliding_window tokens (Mistral 7B, Gemma 2/3,
+  /// gpt-oss, Llama 4 chunked attention); their KV cache stops growing there.
+  int sliding_layers = 0;
+  std::int64_t sliding_window = 0;
+  /// Parameters outside the decoder stack counted from a config: a vision tower and its projector.
+  double extra_params = 0;
   std::optional<MoE> moe;
   std::optional<Mla> mla;
   std::optional<VisionInfo> vision;
