@@ -19,6 +19,7 @@
 
 #include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -570,6 +571,14 @@ namespace {
 constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;  // the safetensors library's own limit
 constexpr std::uint64_t kMaxGgufCount = 1'000'000;
 constexpr std::uint64_t kMaxGgufString = 1u << 20;
+// Totals over a whole GGUF header (docs/limits.md): real files hold one tokenizer of at most a few
+// hundred thousand tokens and merges, a few MB of text, and tensor names of under 64 bytes
+// (GGML_MAX_NAME).
+constexpr std::uint64_t kMaxGgufElements = std::uint64_t{1} << 24;        // array elements, all arrays
+constexpr std::uint64_t kMaxGgufStringBytes = std::uint64_t{256} << 20;   // keys, string values, names
+constexpr std::uint64_t kMaxGgufTensorName = 256;
+// safetensors headers: tensors per file (real checkpoints hold tens of thousands at most).
+constexpr std::size_t kMaxSafetensorsTensors = 500'000;
 constexpr std::uint32_t kMaxGgufDims = 4;  // GGML_MAX_DIMS
 constexpr int kMaxGgufArrayDepth = 4;
 // Element counts beyond 2^62 are nonsense; the bound also keeps every product below overflow.
@@ -614,6 +623,12 @@ class Reader {
   }
   void skip(std::uint64_t n) {
     need(n);
+    // Small skips read through the stream's buffer; a seek would drop it on every string of a
+    // tokenizer array (150,000 of them in a real file).
+    if (n <= scratch_.size()) {
+      read(scratch_.data(), n);
+      return;
+    }
     in_.seekg(static_cast<std::streamoff>(n), std::ios::cur);
     if (!in_) throw Error(fmt::format("{}: cannot read byte {}", path_, pos_));
     pos_ += n;
@@ -640,6 +655,12 @@ class Reader {
   std::ifstream in_;
   std::uint64_t size_ = 0;
   std::uint64_t pos_ = 0;
+  std::array<char, 4096> scratch_{};
+
+ public:
+  /// Work done on metadata so far, against the caps of a format (GGUF arrays and strings).
+  std::uint64_t elements = 0;
+  std::uint64_t string_bytes = 0;
 };
 
 /// One file's (or several shards') tensors, before they become a TensorStats.
@@ -648,8 +669,10 @@ struct Tally {
   double bytes = 0;
   std::map<std::string, int> dtypes;
   std::set<std::string> names;
+  int packed = 0;  ///< GPTQ/AWQ .qweight tensors
 
   void add(const Tally& o) {
+    packed += o.packed;
     params += o.params;
     bytes += o.bytes;
     for (const auto& [d, n] : o.dtypes) dtypes[d] += n;
@@ -661,6 +684,7 @@ struct Tally {
     std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string out;
     for (const auto& [d, n] : v) out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", d, n);
+    if (packed > 0) out += fmt::format(" ({} GPTQ/AWQ qweight tensors counted as 4-bit, 8 weights per int32)", packed);
     return out;
   }
 };
@@ -704,6 +728,30 @@ util::JsonDoc json_or_throw(const std::string& path, std::optional<std::string> 
 }
 
 using util::ends_with;
+
+/// What a Git LFS pointer file says ("version https://git-lfs.github.com/spec/v1", "oid sha256:...",
+/// "size N"): the file a clone without git-lfs leaves in place of the weights. nullopt otherwise.
+std::optional<std::string> lfs_pointer(const std::string& path) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  if (ec || size > 1024) return std::nullopt;  // pointers are about 130 bytes
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  if (!util::starts_with(text, "version https://git-lfs.github.com/spec/")) return std::nullopt;
+  std::string bytes;
+  if (auto at = text.find("\nsize "); at != std::string::npos) {
+    auto end = text.find('\n', at + 6);
+    bytes = text.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+    if (bytes.empty() || bytes.size() > 20 || bytes.find_first_not_of("0123456789") != std::string::npos) bytes.clear();
+  }
+  return bytes.empty() ? std::string("a Git LFS pointer") : fmt::format("a Git LFS pointer to {} bytes", bytes);
+}
+
+[[noreturn]] void lfs_error(const std::string& path, const std::string& what) {
+  throw Error(fmt::format("{}: {}, not the weights (the clone was made without git-lfs): run 'git lfs pull' there, "
+                          "or give the .safetensors.index.json, whose metadata.total_size is read",
+                          path, what));
+}
 
 // ---- safetensors
 
@@ -750,6 +798,9 @@ Tally read_safetensors(const std::string& path) {
   auto doc = json_or_throw(path, std::move(text));
   Fields root(doc, doc.root(), "", "safetensors header");  // throws unless the header is an object
 
+  if (doc.root().size() > kMaxSafetensorsTensors)
+    throw Error(fmt::format("{}: the safetensors header lists {} tensors, over the limit of {}", path,
+                            doc.root().size(), kMaxSafetensorsTensors));
   Tally tally;
   std::vector<Span> spans;
   for (const auto& [name, value] : doc.root().items()) {
@@ -779,7 +830,16 @@ Tally read_safetensors(const std::string& path) {
     if (end - begin != *need)
       t.fail("data_offsets",
              fmt::format("spans {} bytes, but {} {} needs {}", end - begin, dtype, dims_text(shape), *need));
-    tally.params += static_cast<double>(*count);
+    // GPTQ and AWQ pack eight 4-bit weights into each int32 of a .qweight; their .qzeros, .scales
+    // and .g_idx are quantization state, not weights.
+    const bool packed = dtype == "I32" && ends_with(name, ".qweight");
+    const bool quant_state = ends_with(name, ".qzeros") || ends_with(name, ".scales") || ends_with(name, ".g_idx");
+    if (packed) {
+      tally.params += 8.0 * static_cast<double>(*count);
+      tally.packed += 1;
+    } else if (!quant_state) {
+      tally.params += static_cast<double>(*count);
+    }
     tally.bytes += static_cast<double>(*need);
     tally.dtypes[dtype] += 1;
     tally.names.insert(name);
@@ -819,22 +879,27 @@ TensorStats read_index(const std::string& path) {
   if (shards.empty()) throw Error(fmt::format("{}: weight_map lists no tensors", path));
 
   fs::path dir = fs::path(path).parent_path();
-  std::size_t missing = 0;
+  std::size_t missing = 0, pointers = 0;
   for (const auto& s : shards) {
     std::error_code ec;
     if (!fs::is_regular_file(dir / s, ec)) ++missing;
+    else if (lfs_pointer((dir / s).string())) ++pointers;
   }
 
   TensorStats stats;
   stats.origin = path;
-  if (missing > 0) {
-    // Only the index was downloaded: its total is the weight bytes, the parameter count is unknown.
-    if (!total_size)
-      throw Error(fmt::format("{}: {} of {} shards are not beside the index and it has no metadata.total_size", path,
-                              missing, shards.size()));
+  if (missing + pointers > 0) {
+    // Only the index came down (or Git LFS pointers in place of the shards): its total is the
+    // weight bytes; the parameter count is unknown.
+    std::string why = missing > 0 && pointers > 0
+                          ? fmt::format("{} of {} shards absent and {} Git LFS pointers", missing, shards.size(), pointers)
+                      : missing > 0 ? fmt::format("{} of {} shards not beside the index", missing, shards.size())
+                                    : fmt::format("{} of {} shards are Git LFS pointers", pointers, shards.size());
+    if (!total_size) throw Error(fmt::format("{}: {} and the index has no metadata.total_size", path, why));
     stats.params = 0;
     stats.bytes = static_cast<double>(*total_size);
-    stats.dtypes = "unknown (shards not present)";
+    stats.dtypes = "unknown";
+    stats.note = fmt::format("{}: weight bytes from the index's metadata.total_size, parameters unknown", why);
     return stats;
   }
 
@@ -919,21 +984,33 @@ std::optional<std::uint64_t> gguf_fixed_size(std::uint32_t type) {
   }
 }
 
-std::string gguf_string(Reader& in) {
+/// The length of the string at the reader, checked against the per-string and total caps.
+std::uint64_t gguf_string_length(Reader& in, std::uint64_t limit = kMaxGgufString) {
   std::uint64_t at = in.pos();
   auto n = in.le<std::uint64_t>();
-  if (n > kMaxGgufString)
-    throw Error(fmt::format("{}: GGUF string at byte {} is {} bytes long, over the 1 MiB limit", in.path(), at, n));
-  return in.bytes(n);
+  if (n > limit)
+    throw Error(fmt::format("{}: GGUF string at byte {} is {} bytes long, over the {} limit", in.path(), at, n,
+                            limit == kMaxGgufString ? std::string("1 MiB") : fmt::format("{}-byte", limit)));
+  in.string_bytes += n;
+  if (in.string_bytes > kMaxGgufStringBytes)
+    throw Error(fmt::format("{}: GGUF strings at byte {} add up to more than 256 MiB", in.path(), at));
+  return n;
 }
 
-void skip_gguf_string(Reader& in) {
-  std::uint64_t at = in.pos();
-  auto n = in.le<std::uint64_t>();
-  if (n > kMaxGgufString)
-    throw Error(fmt::format("{}: GGUF string at byte {} is {} bytes long, over the 1 MiB limit", in.path(), at, n));
-  in.skip(n);
+std::string gguf_string(Reader& in, std::uint64_t limit = kMaxGgufString) {
+  return in.bytes(gguf_string_length(in, limit));
 }
+
+void skip_gguf_string(Reader& in) { in.skip(gguf_string_length(in)); }
+
+void count_gguf_elements(Reader& in, std::uint64_t count, const std::string& key) {
+  in.elements += count;
+  if (in.elements > kMaxGgufElements)
+    throw Error(fmt::format("{}: GGUF key {}: metadata arrays add up to more than {} elements", in.path(), quote(key),
+                            kMaxGgufElements));
+}
+
+std::uint64_t skip_gguf_array(Reader& in, const std::string& key, int depth);
 
 void skip_gguf_value(Reader& in, std::uint32_t type, const std::string& key, int depth) {
   if (auto size = gguf_fixed_size(type)) {
@@ -941,27 +1018,34 @@ void skip_gguf_value(Reader& in, std::uint32_t type, const std::string& key, int
   } else if (type == kString) {
     skip_gguf_string(in);
   } else if (type == kArray) {
-    if (depth >= kMaxGgufArrayDepth)
-      throw Error(
-          fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
-    auto elem = in.le<std::uint32_t>();
-    auto count = in.le<std::uint64_t>();
-    if (auto esize = gguf_fixed_size(elem)) {
-      // count * esize can overflow; comparing count with what is left cannot.
-      if (count > in.left() / *esize) in.truncated();
-      in.skip(count * *esize);
-    } else if (elem == kString || elem == kArray) {
-      // Every string is at least its 8-byte length, every array its 12-byte prefix.
-      if (count > in.left() / 8) in.truncated();
-      for (std::uint64_t i = 0; i < count; ++i) skip_gguf_value(in, elem, key, depth + 1);
-    } else {
-      throw Error(fmt::format("{}: GGUF key {}: unknown array element type {} at byte {}", in.path(), quote(key), elem,
-                              in.pos() - 12));
-    }
+    skip_gguf_array(in, key, depth);
   } else {
     throw Error(
         fmt::format("{}: GGUF key {}: unknown value type {} at byte {}", in.path(), quote(key), type, in.pos() - 4));
   }
+}
+
+/// Skips an array value (after its type), returning its element count.
+std::uint64_t skip_gguf_array(Reader& in, const std::string& key, int depth) {
+  if (depth >= kMaxGgufArrayDepth)
+    throw Error(fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
+  auto elem = in.le<std::uint32_t>();
+  auto count = in.le<std::uint64_t>();
+  if (auto esize = gguf_fixed_size(elem)) {
+    // count * esize can overflow; comparing count with what is left cannot.
+    if (count > in.left() / *esize) in.truncated();
+    in.skip(count * *esize);
+  } else if (elem == kString || elem == kArray) {
+    // Every string is at least its 8-byte length, every array its 12-byte prefix; and the elements
+    // of all arrays together are capped, so a file of many tiny strings ends early.
+    if (count > in.left() / 8) in.truncated();
+    count_gguf_elements(in, count, key);
+    for (std::uint64_t i = 0; i < count; ++i) skip_gguf_value(in, elem, key, depth + 1);
+  } else {
+    throw Error(fmt::format("{}: GGUF key {}: unknown array element type {} at byte {}", in.path(), quote(key), elem,
+                            in.pos() - 12));
+  }
+  return count;
 }
 
 TensorStats read_gguf(const std::string& path) {
@@ -985,10 +1069,34 @@ TensorStats read_gguf(const std::string& path) {
     throw Error(fmt::format("{}: GGUF metadata count {} is over the limit of {}", path, kv_count, kMaxGgufCount));
 
   std::uint64_t alignment = 32;  // GGUF_DEFAULT_ALIGNMENT
+  std::string architecture;
+  std::map<std::string, std::uint64_t> numbers;  // whole-number metadata, by key
+  std::uint64_t tokens = 0;
   for (std::uint64_t i = 0; i < kv_count; ++i) {
     std::string key = gguf_string(in);
     auto type = in.le<std::uint32_t>();
-    if (key == "general.alignment") {
+    if (key == "general.architecture" && type == kString) {
+      architecture = gguf_string(in);
+    } else if (type == kU32 || type == kI32 || type == kU64 || type == kI64 || type == kU16 || type == kI16) {
+      std::uint64_t v = type == kU16 || type == kI16 ? in.le<std::uint16_t>()
+                        : type == kU32 || type == kI32 ? in.le<std::uint32_t>()
+                                                        : in.le<std::uint64_t>();
+      // Negative values (signed types) are no shape: leave them out.
+      bool negative = (type == kI16 && (v & 0x8000u)) || (type == kI32 && (v & 0x80000000u)) ||
+                      (type == kI64 && (v >> 63));
+      if (key == "general.alignment") {
+        if (type != kU32)
+          throw Error(
+              fmt::format("{}: GGUF key \"general.alignment\" has value type {}, expected 4 (uint32)", path, type));
+        alignment = v;
+        if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+          throw Error(fmt::format("{}: GGUF general.alignment {} is not a power of two", path, alignment));
+      } else if (!negative) {
+        numbers[key] = v;
+      }
+    } else if (key == "tokenizer.ggml.tokens" && type == kArray) {
+      tokens = skip_gguf_array(in, key, 0);
+    } else if (key == "general.alignment") {
       if (type != kU32)
         throw Error(
             fmt::format("{}: GGUF key \"general.alignment\" has value type {}, expected 4 (uint32)", path, type));
@@ -1010,7 +1118,7 @@ TensorStats read_gguf(const std::string& path) {
   std::vector<Info> infos;
   for (std::uint64_t i = 0; i < tensor_count; ++i) {
     Info t;
-    t.name = gguf_string(in);
+    t.name = gguf_string(in, kMaxGgufTensorName);
     auto n_dims = in.le<std::uint32_t>();
     if (n_dims == 0 || n_dims > kMaxGgufDims)
       throw Error(
@@ -1066,13 +1174,93 @@ TensorStats read_gguf(const std::string& path) {
   stats.bytes = tally.bytes;
   stats.dtypes = tally.summary();
   stats.origin = path;
+  if (!architecture.empty()) {
+    // llama.cpp's key names (gguf-py constants.py): "{arch}.block_count", "{arch}.attention.head_count", ...
+    auto get = [&](const std::string& suffix) -> std::int64_t {
+      auto it = numbers.find(architecture + "." + suffix);
+      return it == numbers.end() || it->second > (std::uint64_t{1} << 40) ? 0 : static_cast<std::int64_t>(it->second);
+    };
+    GgufShape g;
+    g.architecture = architecture;
+    g.layers = get("block_count");
+    g.hidden = get("embedding_length");
+    g.heads = get("attention.head_count");
+    g.kv_heads = get("attention.head_count_kv");
+    g.head_dim = get("attention.key_length");
+    g.context = get("context_length");
+    g.intermediate = get("feed_forward_length");
+    g.experts = get("expert_count");
+    g.experts_used = get("expert_used_count");
+    g.kv_lora_rank = get("attention.kv_lora_rank");
+    g.rope_dim = get("rope.dimension_count");
+    g.sliding_window = get("attention.sliding_window");
+    g.vocab = get("vocab_size") ? get("vocab_size") : static_cast<std::int64_t>(std::min<std::uint64_t>(tokens, kMaxGgufElements));
+    stats.shape = g;
+  }
+  if (auto it = numbers.find("split.count"); it != numbers.end() && it->second > 1) {
+    stats.note = fmt::format("split {} of {}", numbers.count("split.no") ? numbers["split.no"] + 1 : 0, it->second);
+  }
   return stats;
+}
+
+}  // namespace
+
+namespace {
+
+/// "model-00001-of-00003.gguf" -> the prefix, this part and the count; nullopt for other names.
+struct SplitName {
+  std::string prefix;
+  int part = 0;
+  int count = 0;
+};
+std::optional<SplitName> split_gguf_name(const std::string& path) {
+  // llama.cpp's gguf-split names its parts PREFIX-%05d-of-%05d.gguf.
+  std::string name = fs::path(path).filename().string();
+  const std::string tail = ".gguf";
+  if (name.size() < 15 + tail.size() || util::lower(name.substr(name.size() - tail.size())) != tail) return std::nullopt;
+  std::string core = name.substr(0, name.size() - tail.size());
+  auto digits = [](const std::string& t) { return t.size() == 5 && t.find_first_not_of("0123456789") == std::string::npos; };
+  std::string of = core.substr(core.size() - 15);  // "-00001-of-00003"
+  if (of[0] != '-' || of.substr(6, 4) != "-of-" || !digits(of.substr(1, 5)) || !digits(of.substr(10, 5))) return std::nullopt;
+  SplitName s{(fs::path(path).parent_path() / core.substr(0, core.size() - 15)).string(), std::stoi(of.substr(1, 5)),
+              std::stoi(of.substr(10, 5))};
+  if (s.part < 1 || s.count < 1 || s.part > s.count) return std::nullopt;
+  return s;
+}
+
+TensorStats read_split_gguf(const std::string& path, const SplitName& split) {
+  TensorStats all;
+  std::map<std::string, int> dtypes;
+  for (int i = 1; i <= split.count; ++i) {
+    std::string part = fmt::format("{}-{:05d}-of-{:05d}.gguf", split.prefix, i, split.count);
+    std::error_code ec;
+    if (!fs::is_regular_file(part, ec))
+      throw Error(fmt::format("{}: part {} of the split GGUF set ({}) is not beside it", path, i, part));
+    if (auto p = lfs_pointer(part)) lfs_error(part, *p);
+    TensorStats t = read_gguf(part);
+    all.params += t.params;
+    all.bytes += t.bytes;
+    if (t.shape && !all.shape) all.shape = t.shape;
+    // Each part's summary is "TYPE x N, ..."; add them up by type.
+    for (const auto& item : util::split(t.dtypes, ',')) {
+      std::string one = std::string(util::trim(item));
+      auto x = one.rfind(" x ");
+      if (x != std::string::npos) dtypes[one.substr(0, x)] += std::stoi(one.substr(x + 3));
+    }
+  }
+  std::vector<std::pair<std::string, int>> v(dtypes.begin(), dtypes.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [d, n] : v) all.dtypes += fmt::format("{}{} x {}", all.dtypes.empty() ? "" : ", ", d, n);
+  all.origin = path;
+  all.note = fmt::format("the {} parts of a split GGUF set", split.count);
+  return all;
 }
 
 }  // namespace
 
 TensorStats read_model_file(const std::string& path) {
   std::string low = util::lower(path);
+  if (auto p = lfs_pointer(path)) lfs_error(path, *p);
   if (ends_with(low, ".index.json")) return read_index(path);
   if (ends_with(low, ".safetensors")) {
     Tally t = read_safetensors(path);
@@ -1083,8 +1271,61 @@ TensorStats read_model_file(const std::string& path) {
     stats.origin = path;
     return stats;
   }
-  if (ends_with(low, ".gguf")) return read_gguf(path);
+  if (ends_with(low, ".gguf")) {
+    if (auto split = split_gguf_name(path); split && split->count > 1) return read_split_gguf(path, *split);
+    return read_gguf(path);
+  }
   throw Error(fmt::format("{}: expected a .safetensors, .safetensors.index.json or .gguf file", path));
+}
+
+Result<Model> model_from_gguf(const TensorStats& stats) {
+  if (!stats.shape) return Result<Model>::fail(fmt::format("{}: the GGUF metadata names no general.architecture", stats.origin));
+  const GgufShape& g = *stats.shape;
+  std::vector<std::string> missing;
+  if (g.layers <= 0) missing.push_back(g.architecture + ".block_count");
+  if (g.hidden <= 0) missing.push_back(g.architecture + ".embedding_length");
+  if (g.heads <= 0) missing.push_back(g.architecture + ".attention.head_count");
+  if (!missing.empty())
+    return Result<Model>::fail(fmt::format("{}: the GGUF metadata lacks {}: no shape for the KV cache", stats.origin,
+                                           util::join(missing, ", ")));
+  Model m;
+  m.kind = "decoder";
+  m.family = g.architecture;
+  m.layers = static_cast<int>(std::min<std::int64_t>(g.layers, kMaxLayers));
+  m.hidden = std::min<std::int64_t>(g.hidden, kMaxWidth);
+  m.heads = static_cast<int>(std::min<std::int64_t>(g.heads, kMaxHeads));
+  m.kv_heads = g.kv_heads > 0 && g.kv_heads <= m.heads && m.heads % g.kv_heads == 0 ? static_cast<int>(g.kv_heads) : m.heads;
+  m.head_dim = g.head_dim > 0 ? std::min<std::int64_t>(g.head_dim, kMaxWidth) : m.hidden / m.heads;
+  m.intermediate = std::min<std::int64_t>(g.intermediate, kMaxWidth);
+  m.vocab = std::min<std::int64_t>(g.vocab, kMaxVocab);
+  m.max_context = std::min<std::int64_t>(g.context, kMaxContext);
+  m.gated_mlp = true;
+  m.norm = "rmsnorm";
+  m.position = "rope";
+  if (g.kv_lora_rank > 0) {
+    Mla mla;
+    mla.kv_lora_rank = static_cast<int>(std::min<std::int64_t>(g.kv_lora_rank, kMaxWidth));
+    mla.qk_rope_head_dim = static_cast<int>(std::min<std::int64_t>(g.rope_dim, kMaxWidth));
+    m.mla = mla;
+  }
+  if (g.experts > 1) {
+    MoE moe;
+    moe.experts = static_cast<int>(std::min<std::int64_t>(g.experts, kMaxExperts));
+    moe.experts_per_token = static_cast<int>(std::clamp<std::int64_t>(g.experts_used, 1, moe.experts));
+    moe.expert_intermediate = m.intermediate;
+    m.moe = moe;
+  }
+  if (g.sliding_window > 0 && (m.max_context == 0 || g.sliding_window < m.max_context))
+    m.assumptions.push_back(fmt::format("{}.attention.sliding_window {}: every layer's KV cache counted in full (the "
+                                        "metadata does not say which layers slide)",
+                                        g.architecture, g.sliding_window));
+  m.params = stats.params;
+  m.origin = stats.origin;
+  m.assumptions.push_back(fmt::format(
+      "architecture from the GGUF metadata ({}): {} blocks, hidden {}, {} heads, {} KV heads of {}, context {}",
+      g.architecture, m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim,
+      m.max_context ? util::format_number(static_cast<double>(m.max_context)) : std::string("unknown")));
+  return m;
 }
 
 }  // namespace gpuadvisor::catalog

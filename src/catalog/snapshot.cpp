@@ -37,9 +37,15 @@ void fields(Ar& ar, T& v) {
   ar(v.image_size, v.gflops_per_image, v.activation_bytes_per_image, v.activation_note);
 }
 
+template <class Ar, Of<GgufShape> T>
+void fields(Ar& ar, T& g) {
+  ar(g.architecture, g.layers, g.hidden, g.heads, g.kv_heads, g.head_dim, g.context, g.intermediate, g.vocab,
+     g.experts, g.experts_used, g.kv_lora_rank, g.rope_dim, g.sliding_window);
+}
+
 template <class Ar, Of<TensorStats> T>
 void fields(Ar& ar, T& t) {
-  ar(t.params, t.bytes, t.dtypes, t.origin);
+  ar(t.params, t.bytes, t.dtypes, t.origin, t.note, t.shape);
 }
 
 template <class Ar, Of<Model> T>

@@ -112,7 +112,7 @@ std::string describe(const estimate::Workload& w) {
   // A bare size's name already gives its parameter count.
   std::string s = w.model.id.rfind("custom-", 0) == 0
                       ? fmt::format("{}, {}, {}", w.model.name, estimate::name(w.task), w.precision)
-                      : fmt::format("{} ({} params), {}, {}", w.model.name, util::format_count(w.model.params), estimate::name(w.task),
+                      : fmt::format("{} ({}), {}, {}", w.model.name, w.model.params > 0 ? util::format_count(w.model.params) + " params" : std::string("params unknown"), estimate::name(w.task),
                                     w.precision);
   if (w.model.is_transformer())
     s += fmt::format(", batch {}, {} {}", w.batch, estimate::is_training(w.task) ? "sequence" : "context", w.seq_len);

@@ -151,14 +151,55 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   WorkloadSet local;
   WorkloadSet& s = set ? *set : local;
 
-  // The model: a preset, a bare size, a Hugging Face config, and/or a weight file.
-  if (!in.model_config.empty()) {
-    auto doc = util::JsonDoc::load(in.model_config);
+  // The model: a preset, a bare size, a Hugging Face config, and/or a weight file. A directory
+  // given as --model-file is a model folder: its config.json and the weights beside it.
+  std::string model_config = in.model_config;
+  std::string model_file = in.model_file;
+  std::vector<std::string> folder_notes;
+  if (!model_file.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(model_file, ec)) {
+      const std::filesystem::path dir(model_file);
+      if (model_config.empty() && std::filesystem::is_regular_file(dir / "config.json", ec))
+        model_config = (dir / "config.json").string();
+      std::vector<std::string> found;
+      for (const char* name : {"model.safetensors.index.json", "model.safetensors"})
+        if (std::filesystem::is_regular_file(dir / name, ec)) found.push_back((dir / name).string());
+      if (found.empty()) {
+        std::vector<std::string> ggufs, safetensors;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+          std::string n = e.path().filename().string(), low = util::lower(n);
+          if (!e.is_regular_file(ec)) continue;
+          if (util::ends_with(low, ".gguf") && (low.find("-of-") == std::string::npos || low.find("-00001-of-") != std::string::npos))
+            ggufs.push_back(e.path().string());
+          else if (util::ends_with(low, ".safetensors.index.json") || util::ends_with(low, ".safetensors"))
+            safetensors.push_back(e.path().string());
+        }
+        std::sort(ggufs.begin(), ggufs.end());
+        std::sort(safetensors.begin(), safetensors.end());
+        if (safetensors.size() == 1) found = safetensors;
+        else if (safetensors.empty() && ggufs.size() == 1) found = ggufs;
+        else if (safetensors.size() + ggufs.size() > 1)
+          throw Error(fmt::format("--model-file {}: the folder holds {} weight files ({}{}); give one of them", model_file,
+                                  safetensors.size() + ggufs.size(), util::join(safetensors.empty() ? ggufs : safetensors, ", ").substr(0, 200),
+                                  safetensors.size() + ggufs.size() > 3 ? ", ..." : ""));
+      }
+      if (found.empty() && model_config.empty())
+        throw Error(fmt::format("--model-file {}: the folder has no config.json and no .safetensors, "
+                                ".safetensors.index.json or .gguf weights", model_file));
+      model_file = found.empty() ? std::string() : found.front();
+      folder_notes.push_back(fmt::format("model folder {}: {}{}", in.model_file,
+                                         model_config.empty() ? "" : "config " + model_config,
+                                         model_file.empty() ? ", no weight files" : (model_config.empty() ? "" : ", ") + std::string("weights ") + model_file));
+    }
+  }
+  if (!model_config.empty()) {
+    auto doc = util::JsonDoc::load(model_config);
     if (!doc) throw Error(doc.error());
     w.model = catalog::model_from_hf_config(*doc);
     w.model.params = catalog::count_params(w.model);
     w.model.assumptions.push_back(fmt::format("model from {}: {} parameters counted from the architecture",
-                                              in.model_config, util::format_number(w.model.params)));
+                                              model_config, util::format_number(w.model.params)));
   } else if (!in.model.empty()) {
     if (auto size = util::parse_count(in.model)) {
       if (*size < 1e3) bad(in, "model", fmt::format("a model of {} parameters is too small to plan GPUs for", util::quote(in.model)));
@@ -172,21 +213,30 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       if (!m) bad(in, "model", m.error());
       w.model = **m;
     }
-  } else if (in.model_file.empty()) {
+  } else if (model_file.empty()) {
     throw Error("no model: give --model NAME|SIZE (e.g. --model llama-3.1-8b or --model 7B), --model-config or --model-file");
   }
-  if (!in.model_file.empty()) {
-    auto stats = catalog::read_model_file(in.model_file);
+  if (!model_file.empty()) {
+    auto stats = catalog::read_model_file(model_file);
     if (w.model.id.empty()) {
-      w.model.id = std::filesystem::path(in.model_file).filename().string();
+      auto from_gguf = catalog::model_from_gguf(stats);
+      if (stats.shape && from_gguf) {
+        w.model = *from_gguf;
+      } else {
+        w.model.kind = "decoder";
+        w.model.assumptions.push_back(
+            stats.shape ? from_gguf.error() + " (add --model or --model-config for it)"
+                        : "no architecture given with --model-file: KV cache and activations are not estimated "
+                          "(add --model or --model-config for the shape)");
+      }
+      w.model.id = std::filesystem::path(model_file).filename().string();
       w.model.name = w.model.id;
-      w.model.kind = "decoder";
-      w.model.assumptions.push_back("no architecture given with --model-file: KV cache and activations are not estimated "
-                                    "(add --model or --model-config for the shape)");
     }
     if (stats.params > 0) w.model.params = stats.params;
+    if (!stats.note.empty()) w.model.assumptions.push_back(fmt::format("{}: {}", model_file, stats.note));
     w.model.tensors = stats;
   }
+  for (auto& n : folder_notes) w.model.assumptions.insert(w.model.assumptions.begin(), n);
   for (auto& a : w.model.assumptions) w.assumptions.push_back(a);
 
   // Task and precision.

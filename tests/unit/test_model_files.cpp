@@ -12,6 +12,7 @@
 
 #include "cli_fixture.h"
 #include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/estimate/memory.h"
 
 using namespace gpuadvisor;
 namespace fs = std::filesystem;
@@ -139,7 +140,9 @@ TEST_CASE("catalog::read_model_file reads the good fixtures exactly", "[modelfil
     auto s = catalog::read_model_file(fixture("missing-shards/model.safetensors.index.json"));
     CHECK(s.params == 0);
     CHECK(s.bytes == 16060522496.0);
-    CHECK(s.dtypes == "unknown (shards not present)");
+    CHECK(s.dtypes == "unknown");
+    CHECK(s.note == "2 of 2 shards not beside the index: weight bytes from the index's metadata.total_size, "
+                    "parameters unknown");
   }
   SECTION("GGUF v3 with F32, Q4_K, Q6_K and Q8_0 tensors and string arrays in the metadata") {
     auto s = catalog::read_model_file(fixture("tiny.gguf"));
@@ -237,7 +240,7 @@ TEST_CASE("catalog::read_model_file checks safetensors indexes", "[modelfiles]")
   }
   SECTION("missing shards and no total_size") {
     auto p = tmp.write("y.index.json", R"({"weight_map": {"w": "gone.safetensors"}})");
-    CHECK(read_error(p) == p + ": 1 of 1 shards are not beside the index and it has no metadata.total_size");
+    CHECK(read_error(p) == p + ": 1 of 1 shards not beside the index and the index has no metadata.total_size");
   }
   SECTION("one present shard is read like a single file") {
     auto p = tmp.write("z.safetensors.index.json",
@@ -552,4 +555,128 @@ TEST_CASE("catalog::model_from_hf_config errors name the file, line and field", 
         "config.json:1: field 'model_type': missing; a Hugging Face config.json names its model_type (llama, qwen3, "
         "gemma3, ...)");
   CHECK(config_error("[1, 2]") == "config.json:1: expected an object, got [1,2]");
+}
+
+TEST_CASE("catalog::read_model_file names Git LFS pointers and reads indexes beside them", "[modelfiles]") {
+  TempDir tmp("lfs");
+  const std::string pointer =
+      "version https://git-lfs.github.com/spec/v1\n"
+      "oid sha256:5d5a6f0b7e0b1b3bdfc9fa3a5cd0bd8a3e1f6bd2b2fb0a8e4ac8b0d3c1f0e2a1\n"
+      "size 4976698672\n";
+  auto shard = tmp.write("model-00001-of-00002.safetensors", pointer);
+  tmp.write("model-00002-of-00002.safetensors", pointer);
+  SECTION("a pointer given directly") {
+    CHECK(read_error(shard) == shard + ": a Git LFS pointer to 4976698672 bytes, not the weights (the clone was made "
+                                       "without git-lfs): run 'git lfs pull' there, or give the "
+                                       ".safetensors.index.json, whose metadata.total_size is read");
+  }
+  SECTION("an index whose shards are pointers: bytes from metadata.total_size") {
+    auto p = tmp.write("model.safetensors.index.json",
+                       R"({"metadata": {"total_size": 9953397248}, "weight_map": {"a": "model-00001-of-00002.safetensors",
+                       "b": "model-00002-of-00002.safetensors"}})");
+    auto s = catalog::read_model_file(p);
+    CHECK(s.params == 0);
+    CHECK(s.bytes == 9953397248.0);
+    CHECK(s.note == "2 of 2 shards are Git LFS pointers: weight bytes from the index's metadata.total_size, "
+                    "parameters unknown");
+  }
+}
+
+TEST_CASE("catalog::read_model_file reads the architecture from GGUF metadata", "[modelfiles]") {
+  TempDir tmp("gguf-meta");
+  auto u32 = [](Bytes& b, const std::string& key, std::uint32_t v) { b.str(key).u32(4).u32(v); };
+  Bytes kvs;
+  kvs.str("general.architecture").u32(8).str("llama");
+  u32(kvs, "llama.block_count", 32);
+  u32(kvs, "llama.embedding_length", 4096);
+  u32(kvs, "llama.attention.head_count", 32);
+  u32(kvs, "llama.attention.head_count_kv", 8);
+  u32(kvs, "llama.context_length", 131072);
+  u32(kvs, "llama.feed_forward_length", 14336);
+  // tokenizer.ggml.tokens: an array (9) of 3 strings (8).
+  kvs.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(3).str("a").str("b").str("c");
+  Bytes b = gguf_header({{"w", {32}, 0, 0}}, kvs, 8);
+  b.pad_to(32).zeros(128);
+  auto p = tmp.write("llama.gguf", b.b);
+  auto s = catalog::read_model_file(p);
+  REQUIRE(s.shape);
+  CHECK(s.shape->architecture == "llama");
+  CHECK(s.shape->layers == 32);
+  CHECK(s.shape->kv_heads == 8);
+  CHECK(s.shape->vocab == 3);
+  auto m = catalog::model_from_gguf(s);
+  REQUIRE(m);
+  CHECK(m->is_transformer());
+  CHECK(m->head_dim == 128);
+  CHECK(m->max_context == 131072);
+  CHECK(m->params == 32);
+  // Llama 3.1 8B's KV cache: 2 x 32 layers x 8 heads x 128 x 2 bytes = 128 KiB per token.
+  CHECK(estimate::kv_bytes_per_token(*m, "fp16") == 131072);
+  CHECK(m->assumptions.back() ==
+        "architecture from the GGUF metadata (llama): 32 blocks, hidden 4096, 32 heads, 8 KV heads of 128, context "
+        "131,072");
+
+  SECTION("no block count: the model says what is missing") {
+    Bytes k2;
+    k2.str("general.architecture").u32(8).str("qwen3");
+    Bytes b2 = gguf_header({{"w", {32}, 0, 0}}, k2, 1);
+    b2.pad_to(32).zeros(128);
+    auto p2 = tmp.write("bare.gguf", b2.b);
+    auto m2 = catalog::model_from_gguf(catalog::read_model_file(p2));
+    REQUIRE_FALSE(m2);
+    CHECK(m2.error() == p2 + ": the GGUF metadata lacks qwen3.block_count, qwen3.embedding_length, "
+                             "qwen3.attention.head_count: no shape for the KV cache");
+  }
+}
+
+TEST_CASE("catalog::read_model_file reads every part of a split GGUF set", "[modelfiles]") {
+  TempDir tmp("gguf-split");
+  for (int i = 1; i <= 2; ++i) {
+    Bytes b = gguf_header({{fmt::format("w{}", i), {32}, 0, 0}});
+    b.pad_to(32).zeros(128);
+    tmp.write(fmt::format("m-0000{}-of-00002.gguf", i), b.b);
+  }
+  auto s = catalog::read_model_file(tmp.path("m-00001-of-00002.gguf"));
+  CHECK(s.params == 64);
+  CHECK(s.bytes == 256);
+  CHECK(s.dtypes == "F32 x 2");
+  CHECK(s.note == "the 2 parts of a split GGUF set");
+  fs::remove(tmp.path("m-00002-of-00002.gguf"));
+  CHECK(read_error(tmp.path("m-00001-of-00002.gguf")) ==
+        tmp.path("m-00001-of-00002.gguf") + ": part 2 of the split GGUF set (" + tmp.path("m-00002-of-00002.gguf") +
+            ") is not beside it");
+}
+
+TEST_CASE("catalog::read_model_file caps GGUF metadata work and safetensors tensor counts", "[modelfiles]") {
+  TempDir tmp("caps");
+  SECTION("arrays of many tiny strings end at 2^24 elements, before any is read") {
+    Bytes kvs;
+    kvs.str("k").u32(9).u32(8).u64(20'000'000);
+    // The file is only as long as 20M 8-byte lengths would need: a sparse file in the wild.
+    std::string body = gguf_header({}, kvs, 1).b;
+    body.resize(body.size() + std::size_t{20'000'000} * 8 + 64, '\0');
+    auto p = tmp.write("many.gguf", body);
+    CHECK(read_error(p) == p + ": GGUF key \"k\": metadata arrays add up to more than 16777216 elements");
+  }
+  SECTION("tensor names longer than 256 bytes") {
+    Bytes b = gguf_header({{std::string(300, 'n'), {32}, 0, 0}});
+    b.pad_to(32).zeros(128);
+    auto p = tmp.write("name.gguf", b.b);
+    CHECK(read_error(p) == p + ": GGUF string at byte 24 is 300 bytes long, over the 256-byte limit");
+  }
+}
+
+TEST_CASE("catalog::read_model_file counts GPTQ and AWQ packed weights", "[modelfiles]") {
+  TempDir tmp("gptq");
+  // One 4-bit GPTQ layer of 64 x 16 weights: qweight [64/8, 16] int32, scales and qzeros.
+  std::string header =
+      R"({"l.qweight":{"dtype":"I32","shape":[8,16],"data_offsets":[0,512]},)"
+      R"("l.scales":{"dtype":"F16","shape":[1,16],"data_offsets":[512,544]},)"
+      R"("l.qzeros":{"dtype":"I32","shape":[1,2],"data_offsets":[544,552]},)"
+      R"("norm.weight":{"dtype":"F16","shape":[16],"data_offsets":[552,584]}})";
+  auto p = tmp.write("gptq.safetensors", safetensors(header, 584));
+  auto s = catalog::read_model_file(p);
+  CHECK(s.params == 64 * 16 + 16);
+  CHECK(s.bytes == 584);
+  CHECK(s.dtypes == "F16 x 2, I32 x 2 (1 GPTQ/AWQ qweight tensors counted as 4-bit, 8 weights per int32)");
 }

@@ -44,12 +44,24 @@ struct VisionInfo {
   bool operator==(const VisionInfo&) const = default;
 };
 
+/// The architecture a GGUF file's metadata gives ({arch}.block_count, ...); zero where absent.
+struct GgufShape {
+  std::string architecture;  ///< general.architecture: llama, qwen3, gemma3, deepseek2, ...
+  std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, context = 0;
+  std::int64_t intermediate = 0, vocab = 0, experts = 0, experts_used = 0, kv_lora_rank = 0, rope_dim = 0;
+  std::int64_t sliding_window = 0;
+
+  bool operator==(const GgufShape&) const = default;
+};
+
 /// Weight tensors read from a file header (safetensors, GGUF): exact bytes and parameters.
 struct TensorStats {
-  double params = 0;
+  double params = 0;   ///< 0 when unknown (an index whose shards are absent)
   double bytes = 0;
   std::string dtypes;  ///< "BF16", "Q4_K x 193, Q6_K x 33, F32 x 65", ...
   std::string origin;  ///< file the numbers came from
+  std::string note;    ///< how the numbers were obtained when not from every tensor header
+  std::optional<GgufShape> shape;  ///< GGUF: the architecture from the metadata
 
   bool operator==(const TensorStats&) const = default;
 };
@@ -119,8 +131,13 @@ Model model_from_size(double params);
 Model model_from_hf_config(const util::JsonDoc& doc);
 
 /// Reads the header of a .safetensors file, a model.safetensors.index.json (with its shards), or
-/// a .gguf file, without reading weights. Throws Error (exit 2) on malformed input.
+/// a .gguf file (every part of a split set), without reading weights. Throws Error (exit 2) on
+/// malformed input and on Git LFS pointer files.
 TensorStats read_model_file(const std::string& path);
+
+/// A model from a GGUF file's metadata: the shape for KV cache and context limits, the counts
+/// from its tensors. Fails when the metadata lacks the block count, width or heads.
+Result<Model> model_from_gguf(const TensorStats& stats);
 
 /// The model presets.
 class ModelSet {
