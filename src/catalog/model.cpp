@@ -75,6 +75,7 @@ Model parse_model(const util::JsonDoc& doc, const util::Json& j, const std::stri
   m.norm = f.opt_str("norm").value_or("");
   m.position = f.opt_str("position").value_or("");
   m.max_context = f.opt_integer("max_context", 1, big).value_or(0);
+  m.extra_params = static_cast<double>(f.opt_integer("vision_tower_params", 1, std::int64_t{1} << 40).value_or(0));
   if (f.has("moe")) {
     util::Fields e(doc, f.raw("moe"), f.pointer("moe"), label);
     MoE moe;
