@@ -41,6 +41,6 @@ TEST_CASE("real HF configs: published parameter counts and KV bytes per token", 
     CHECK(m.params == 0);
     ++checked;
   }
-  CHECK(checked >= 42);
-  CHECK(types.size() >= 24);
+  CHECK(checked >= 47);
+  CHECK(types.size() >= 26);
 }
