@@ -747,6 +747,17 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
 
 std::string_view name(XidSeverity s) { return kSeverityNames[static_cast<std::size_t>(s)]; }
 
+namespace {
+XidSeverity severity_field(const util::Fields& f) {
+  std::string sev = f.str("severity");
+  for (std::size_t k = 0; k < std::size(kSeverityNames); ++k)
+    if (kSeverityNames[k] == sev) return static_cast<XidSeverity>(k);
+  std::vector<std::string> names(std::begin(kSeverityNames), std::end(kSeverityNames));
+  f.fail("severity", fmt::format("expected one of {}, got {}{}", util::join(names, ", "), util::quote(sev),
+                                 util::did_you_mean(sev, names)));
+}
+}  // namespace
+
 const XidTable& XidTable::embedded() {
   static const XidTable t = load_embedded<XidTable>("xid.json");
   return t;
@@ -767,35 +778,58 @@ XidTable XidTable::parse(const util::JsonDoc& doc) {
     x.meaning = f.str("meaning");
     x.causes = strings(f, "causes", false);
     x.actions = strings(f, "actions", false);
-    std::string sev = f.str("severity");
-    bool ok = false;
-    for (std::size_t k = 0; k < std::size(kSeverityNames); ++k)
-      if (kSeverityNames[k] == sev) {
-        x.severity = static_cast<XidSeverity>(k);
-        ok = true;
-      }
-    if (!ok) {
-      std::vector<std::string> names(std::begin(kSeverityNames), std::end(kSeverityNames));
-      f.fail("severity", fmt::format("expected one of {}, got {}{}", util::join(names, ", "), util::quote(sev),
-                                     util::did_you_mean(sev, names)));
-    }
+    x.severity = severity_field(f);
     x.category = f.opt_str("category").value_or("");
     x.immediate_action = f.opt_str("nvidia_immediate_action").value_or("");
     x.investigatory_action = f.opt_str("nvidia_investigatory_action").value_or("");
     x.notes = f.opt_str("notes").value_or("");
+    if (f.has("message_severity")) {
+      const auto& ms = f.raw("message_severity");
+      if (!ms.is_array()) f.fail("message_severity", "expected an array of {contains, severity, label}");
+      for (std::size_t k = 0; k < ms.size(); ++k) {
+        util::Fields m(doc, ms[k], f.pointer("message_severity") + "/" + std::to_string(k), label);
+        XidMessageSeverity r;
+        r.contains = m.str("contains");
+        if (r.contains.empty()) m.fail("contains", "must not be empty");
+        r.after = m.opt_str("after").value_or("");
+        r.severity = severity_field(m);
+        r.label = m.str("label");
+        x.message_severity.push_back(std::move(r));
+      }
+    }
     x.sources = read_sources(f);
     x.as_of = f.opt_str("as_of").value_or("");
-    if (t.find(x.code)) f.fail("code", fmt::format("Xid {} is listed twice", x.code));
+    for (const auto& y : t.xids_)
+      if (y.code == x.code) f.fail("code", fmt::format("Xid {} is listed twice", x.code));
     t.xids_.push_back(std::move(x));
   }
   std::stable_sort(t.xids_.begin(), t.xids_.end(), [](const XidInfo& a, const XidInfo& b) { return a.code < b.code; });
+  t.by_code_.assign(static_cast<std::size_t>(t.xids_.empty() ? 0 : t.xids_.back().code + 1), nullptr);
+  for (const auto& x : t.xids_) t.by_code_[static_cast<std::size_t>(x.code)] = &x;
+  if (top.has("log_messages")) {
+    const auto& ms = top.raw("log_messages");
+    if (!ms.is_array()) top.fail("log_messages", "expected an array of messages");
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+      util::Fields f(doc, ms[i], "/log_messages/" + std::to_string(i), "");
+      LogMessage m;
+      m.id = f.str("id");
+      m.contains = f.str("contains");
+      if (m.contains.empty()) f.fail("contains", "must not be empty");
+      m.name = f.str("name");
+      m.meaning = f.str("meaning");
+      m.severity = severity_field(f);
+      if (auto c = f.opt_integer("same_as_xid", 1, 100000)) m.same_as_xid = static_cast<int>(*c);
+      m.sources = read_sources(f);
+      m.as_of = f.opt_str("as_of").value_or("");
+      t.messages_.push_back(std::move(m));
+    }
+  }
   return t;
 }
 
 const XidInfo* XidTable::find(int code) const {
-  for (const auto& x : xids_)
-    if (x.code == code) return &x;
-  return nullptr;
+  if (code < 0 || static_cast<std::size_t>(code) >= by_code_.size()) return nullptr;
+  return by_code_[static_cast<std::size_t>(code)];
 }
 
 // --- error texts -----------------------------------------------------------------------------

@@ -199,24 +199,41 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
   auto scan = rules::scan_xid_log(*text, origin, table);
   if (!scan) throw Error(scan.error());
   if (scan->critical) ctx.exit = Exit::no;
-  auto sev = [](const rules::XidGroup& g) { return g.info ? std::string(catalog::name(g.info->severity)) : std::string("unknown"); };
-  auto what = [](const rules::XidGroup& g) { return g.info ? g.info->name : std::string("(not in gpuadvisor's table)"); };
+  auto sev = [](const rules::XidGroup& g) { return g.severity ? std::string(catalog::name(*g.severity)) : std::string("unknown"); };
+  auto what = [](const rules::XidGroup& g) {
+    std::string n = g.log_message ? g.log_message->name : g.info ? g.info->name : std::string("(not in gpuadvisor's table)");
+    return g.label.empty() ? n : n + ": " + g.label;
+  };
+  auto code_text = [](const rules::XidGroup& g) { return g.code ? std::to_string(g.code) : std::string("-"); };
+  auto warning_lines = [&] {
+    std::vector<std::string> out;
+    for (const auto& w : scan->warnings) out.push_back(fmt::format("{}:{}: {}", origin, w.line, w.what));
+    if (scan->warnings_total > scan->warnings.size())
+      out.push_back(fmt::format("{}: {} more malformed Xid lines skipped", origin, scan->warnings_total - scan->warnings.size()));
+    if (scan->unlisted_events)
+      out.push_back(fmt::format("{}: {} events past the first 10,000 GPU and Xid groups are counted but not listed", origin,
+                                scan->unlisted_events));
+    return out;
+  };
 
   if (f == report::Format::json) {
     auto j = report::envelope("diagnose");
     j["kind"] = "log";
     j["source"] = origin;
     j["lines_scanned"] = scan->lines;
-    j["events"] = scan->events.size();
+    j["events"] = scan->events;
     j["critical_events"] = scan->critical;
     j["gpus"] = scan->gpus;
+    j["warnings"] = warning_lines();
     util::Json arr = util::Json::array();
     for (const auto& g : scan->groups) {
       util::Json x;
       x["pci_address"] = g.pci;
-      x["xid"] = g.code;
-      x["name"] = g.info ? util::Json(g.info->name) : util::Json(nullptr);
+      x["xid"] = g.code ? util::Json(g.code) : util::Json(nullptr);
+      x["message"] = g.log_message ? util::Json(g.log_message->id) : util::Json(nullptr);
+      x["name"] = g.info || g.log_message ? util::Json(g.log_message ? g.log_message->name : g.info->name) : util::Json(nullptr);
       x["severity"] = sev(g);
+      x["recovery_action"] = g.label.empty() ? util::Json(nullptr) : util::Json(g.label);
       x["count"] = g.count;
       x["first_line"] = g.first_line;
       x["last_line"] = g.last_line;
@@ -236,7 +253,7 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
                    {csv ? "count" : "Count", Align::right}, {csv ? "first_seen" : "First seen"}, {csv ? "last_seen" : "Last seen"},
                    {csv ? "lines" : "Lines"}, {csv ? "name" : "Meaning"}});
   for (const auto& g : scan->groups)
-    t.add({g.pci, std::to_string(g.code), sev(g), std::to_string(g.count), g.first_time.empty() ? "-" : g.first_time,
+    t.add({g.pci, code_text(g), sev(g), std::to_string(g.count), g.first_time.empty() ? "-" : g.first_time,
            g.last_time.empty() ? "-" : g.last_time,
            g.first_line == g.last_line ? std::to_string(g.first_line) : fmt::format("{}-{}", g.first_line, g.last_line), what(g)});
   if (f != report::Format::table) {
@@ -244,21 +261,24 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
     return;
   }
   const int width = ctx.style.width;
-  ctx.out << fmt::format("{}: {} lines, {} Xid event{} on {} GPU{}\n", origin, scan->lines, scan->events.size(),
-                         scan->events.size() == 1 ? "" : "s", scan->gpus.size(), scan->gpus.size() == 1 ? "" : "s");
+  ctx.out << fmt::format("{}: {} lines, {} Xid event{} on {} GPU{}\n", origin, scan->lines, scan->events,
+                         scan->events == 1 ? "" : "s", scan->gpus.size(), scan->gpus.size() == 1 ? "" : "s");
+  auto warnings = warning_lines();
   if (scan->groups.empty()) {
     ctx.out << "No Xid lines found.\n";
+    for (const auto& w : warnings) ctx.out << layout::hanging("Warning: ", w, width);
     return;
   }
   ctx.out << "\n" << t.render(f, ctx.style) << "\n";
   std::vector<std::string> crit;
   for (const auto& g : scan->groups)
-    if (g.info && g.info->severity == catalog::XidSeverity::critical)
-      crit.push_back(fmt::format("Xid {} ({}) on {}", g.code, g.info->name, g.pci));
+    if (g.severity == catalog::XidSeverity::critical)
+      crit.push_back(g.code ? fmt::format("Xid {} ({}) on {}", g.code, what(g), g.pci) : fmt::format("{} on {}", what(g), g.pci));
   if (!crit.empty())
     ctx.out << layout::hanging("", fmt::format("Critical: {}.", util::join(crit, "; ")), width);
   std::vector<std::string> codes, unknown;
   for (const auto& g : scan->groups) {
+    if (!g.code) continue;
     auto& into = g.info ? codes : unknown;
     std::string c = std::to_string(g.code);
     if (std::find(into.begin(), into.end(), c) == into.end()) into.push_back(c);
@@ -271,6 +291,66 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
     ctx.out << layout::hanging("", fmt::format("Not in gpuadvisor's table: Xid {}; see NVIDIA's Xid catalog <{}>",
                                                util::join(unknown, ", "), kXidCatalogUrl),
                                width);
+  if (!warnings.empty()) ctx.out << "\n";
+  for (const auto& w : warnings) ctx.out << layout::hanging("Warning: ", w, width);
+}
+
+// A pasted kernel-log line ("NVRM: Xid (PCI:0000:3b:00): 79, ... GPU has fallen off the bus."): what
+// each Xid in it means, with the GPU it names and, for Xid 154, the recovery action it states.
+bool run_pasted(Context& ctx, report::Format f, const std::string& text) {
+  if (text.find("NVRM:") == std::string::npos) return false;
+  const auto& table = catalog::XidTable::embedded();
+  auto scan = rules::scan_xid_log(text, "the pasted line", table);
+  if (!scan) throw Error(scan.error());
+  if (scan->groups.empty()) {
+    if (!scan->warnings.empty()) throw Error(fmt::format("the pasted line: {}", scan->warnings.front().what));
+    return false;
+  }
+  std::vector<const rules::XidGroup*> known;
+  for (const auto& g : scan->groups) {
+    if (g.code && !g.info) run_xid(ctx, f, g.code);  // not in the table: the usual error with the list
+    known.push_back(&g);
+  }
+  if (f == report::Format::json) {
+    auto j = report::envelope("diagnose");
+    j["kind"] = "line";
+    util::Json arr = util::Json::array();
+    for (const auto* g : known) {
+      util::Json e;
+      e["pci_address"] = g->pci;
+      e["severity"] = g->severity ? util::Json(std::string(catalog::name(*g->severity))) : util::Json(nullptr);
+      e["recovery_action"] = g->label.empty() ? util::Json(nullptr) : util::Json(g->label);
+      e["xid"] = g->info ? xid_json(*g->info) : util::Json(nullptr);
+      e["message"] = g->log_message ? util::Json(g->log_message->id) : util::Json(nullptr);
+      arr.push_back(e);
+    }
+    j["events"] = arr;
+    ctx.out << report::dump(j);
+    return true;
+  }
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    const auto& g = *known[i];
+    if (i) ctx.out << "\n";
+    if (!g.info) {  // an Xid-less driver message
+      const auto& m = *g.log_message;
+      ctx.out << layout::hanging("", fmt::format("{} (GPU {})", m.name, g.pci), ctx.style.width);
+      layout::KeyValues kv;
+      kv.push_back({"Severity", {std::string(catalog::name(m.severity))}});
+      kv.push_back({"Meaning", {m.meaning}});
+      if (m.same_as_xid) kv.push_back({"Same as", {fmt::format("Xid {}: gpuadvisor diagnose {}", *m.same_as_xid, *m.same_as_xid)}});
+      kv.push_back({"Sources", cites(m.sources)});
+      ctx.out << layout::key_values(kv, ctx.style.width);
+      continue;
+    }
+    const auto& x = *g.info;
+    ctx.out << layout::hanging("", fmt::format("Xid {}: {} (GPU {})", x.code, x.name, g.pci), ctx.style.width);
+    auto kv = xid_kv(x);
+    if (!g.label.empty())  // the line's own severity (Xid 154: the recovery action it states)
+      kv.front().second = {fmt::format("{} ({}; this line states the recovery action {})", catalog::name(*g.severity),
+                                       x.category, g.label)};
+    ctx.out << layout::key_values(kv, ctx.style.width);
+  }
+  return true;
 }
 
 void run_list(Context& ctx, report::Format f) {
@@ -316,6 +396,7 @@ void run_diagnose(Context& ctx, const DiagnoseOptions& o) {
     throw Error("diagnose: give an Xid code ('diagnose 79'), an error text ('diagnose \"CUDNN_STATUS_NOT_INITIALIZED\"') "
                 "or --log FILE");
   std::string text = util::join(o.query, " ");
+  if (run_pasted(ctx, f, text)) return;
   bool looked_like_xid = false;
   auto code = xid_code(text, looked_like_xid);
   if (code) {
@@ -340,12 +421,14 @@ void setup_diagnose(CLI::App& app, Context& ctx) {
   cmd->footer(
       "Xid meanings follow NVIDIA's Xid documentation. A log scan groups the 'NVRM: Xid' lines by GPU\n"
       "(PCI address) and code, most severe first.\n"
-      "Exit status: 0 ok, 1 the log has critical Xids (fallen off the bus, uncorrectable ECC, ...),\n"
+      "Exit status: 0 ok, 1 the log has critical Xids (fallen off the bus, uncorrectable ECC, a GPU\n"
+      "reset required, ...), a malformed Xid line is a warning and the scan goes on;\n"
       "2 an unknown code or text, or a log that cannot be read. See docs/diagnose.md.\n"
       "Examples:\n"
       "  gpuadvisor diagnose 79\n"
       "  gpuadvisor diagnose xid 48\n"
       "  gpuadvisor diagnose \"CUDNN_STATUS_NOT_INITIALIZED\"\n"
+      "  gpuadvisor diagnose \"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\"\n"
       "  sudo dmesg | gpuadvisor diagnose --log -\n"
       "  journalctl -k -b | gpuadvisor diagnose --log - --format json");
   add_format_option(*cmd, ctx);

@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (g.count < 1 || g.first_line < 1 || g.first_line > g.last_line) fuzz::finding("bad Xid group");
       total += g.count;
     }
-    if (static_cast<std::size_t>(total) != scan->events.size()) fuzz::finding("Xid groups do not add up to the events");
-    if (scan->critical > scan->events.size()) fuzz::finding("more critical events than events");
+    if (static_cast<std::size_t>(total) != scan->events) fuzz::finding("Xid groups do not add up to the events");
+    if (scan->critical > scan->events) fuzz::finding("more critical events than events");
   });
   fuzz::guarded([&] { (void)catalog::ErrorTable::embedded().match(text); });
   return 0;

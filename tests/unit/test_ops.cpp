@@ -356,7 +356,7 @@ TEST_CASE("ops::xid log scan", "[diagnose]") {
     auto s = rules::scan_xid_log(read("tests/fixtures/logs/dmesg-xid.log"), "dmesg-xid.log", table);
     REQUIRE(s);
     CHECK(s->lines == 20);
-    CHECK(s->events.size() == 6);
+    CHECK(s->events == 6);  // the driver's "GPU has fallen off the bus." line echoes Xid 79
     CHECK(s->critical == 1);
     CHECK(s->gpus == std::vector<std::string>{"0000:18:00", "0000:3b:00"});
     REQUIRE(s->groups.size() == 4);
@@ -370,11 +370,17 @@ TEST_CASE("ops::xid log scan", "[diagnose]") {
   SECTION("journalctl: timestamps and the recovery-action companion") {
     auto s = rules::scan_xid_log(read("tests/fixtures/logs/journal-xid.log"), "journal-xid.log", table);
     REQUIRE(s);
-    CHECK(s->groups[0].code == 48);
+    // 48 twice, 119 twice (a GSP timeout: NVIDIA's action is a GPU reset), 154 stating "GPU Reset Required"
+    CHECK(s->critical == 5);
+    REQUIRE(s->groups.size() >= 3);
+    CHECK(s->groups[0].code == 119);
     CHECK(s->groups[0].count == 2);
-    CHECK(s->groups[0].first_time == "Mar 05 03:14:07");
-    CHECK(s->groups[0].last_time == "Mar 05 03:20:51");
-    CHECK(s->critical == 2);
+    CHECK(s->groups[1].code == 48);
+    CHECK(s->groups[1].count == 2);
+    CHECK(s->groups[1].first_time == "Mar 05 03:14:07");
+    CHECK(s->groups[1].last_time == "Mar 05 03:20:51");
+    CHECK(s->groups[2].code == 154);
+    CHECK(s->groups[2].label == "GPU Reset Required");
   }
   SECTION("older drivers print the address without 'PCI:'; unknown codes rank after errors") {
     auto s = rules::scan_xid_log(read("tests/fixtures/logs/syslog-old-format.log"), "old.log", table);
@@ -382,19 +388,29 @@ TEST_CASE("ops::xid log scan", "[diagnose]") {
     REQUIRE(s->groups.size() == 2);
     CHECK(s->groups[0].code == 122);
     CHECK(s->groups[0].info == nullptr);
+    CHECK_FALSE(s->groups[0].severity);
     CHECK(s->groups[0].pci == "0000:01:00");
     CHECK(s->groups[1].first_time == "2024-01-12T22:41:03.518220+00:00");
   }
-  SECTION("bad input names the line") {
+  SECTION("a malformed line is a warning naming the line, and the scan goes on") {
     auto s = rules::scan_xid_log(read("tests/fixtures/logs/malformed-xid.log"), "malformed-xid.log", table);
-    REQUIRE_FALSE(s);
-    CHECK(s.error() ==
-          "malformed-xid.log:2: malformed Xid line: no Xid number after the address; expected 'NVRM: Xid "
+    REQUIRE(s);
+    CHECK(s->events == 1);
+    REQUIRE(s->warnings.size() == 1);
+    CHECK(s->warnings[0].line == 2);
+    CHECK(s->warnings[0].what ==
+          "malformed Xid line skipped: no Xid number after the address; expected 'NVRM: Xid "
           "(PCI:0000:3b:00): 79, ...', got \"NVRM: Xid (PCI:0000:18:00): pid=24561, name=python3, truncated\"");
+    auto cut = rules::scan_xid_log("[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n[ 2.0] NVRM: Xid (PCI:0000:3b",
+                                   "cut.log", table);
+    REQUIRE(cut);
+    CHECK(cut->events == 1);
+    CHECK(cut->critical == 1);
+    CHECK(cut->warnings_total == 1);
     auto b = rules::scan_xid_log(std::string("ok line\nbin\0ary\n", 16), "b.log", table);
     REQUIRE_FALSE(b);
     CHECK(b.error() == "b.log:2: binary data (a NUL byte), expected kernel log text (dmesg, journalctl -k or syslog)");
-    CHECK(rules::scan_xid_log("", "empty.log", table)->events.empty());
+    CHECK(rules::scan_xid_log("", "empty.log", table)->events == 0);
   }
 }
 
@@ -601,6 +617,82 @@ TEST_CASE("rules::inspect docs", "[inspect]") {
       INFO(id);
       CHECK(doc.find("| `" + std::string(id) + "`") != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("ops::xid log scan: addresses, timestamps, recovery actions, Xid-less messages", "[diagnose]") {
+  const auto& table = catalog::XidTable::embedded();
+  SECTION("PCI addresses are normalised") {
+    CHECK(rules::normalise_pci("0000:3b:00.0") == "0000:3b:00");
+    CHECK(rules::normalise_pci("0000:3b:00") == "0000:3b:00");
+    CHECK(rules::normalise_pci("PCI:0000:3B:00") == "0000:3b:00");
+    CHECK(rules::normalise_pci("00000000:3B:00.0") == "0000:3b:00");
+    CHECK(rules::normalise_pci("3b:00.0") == "0000:3b:00");
+    CHECK(rules::normalise_pci("0009:1:0") == "0009:01:00");
+    CHECK(rules::normalise_pci("0x26:0x56") == "");
+    CHECK(rules::normalise_pci("hello") == "");
+    auto s = rules::scan_xid_log("NVRM: Xid (PCI:0000:3b:00.0): 79, a\nNVRM: Xid (PCI:0000:3b:00): 79, b\n", "x", table);
+    REQUIRE(s);
+    CHECK(s->gpus == std::vector<std::string>{"0000:3b:00"});
+    REQUIRE(s->groups.size() == 1);
+    CHECK(s->groups[0].count == 2);
+  }
+  SECTION("every timestamp style") {
+    CHECK(rules::log_timestamp("[ 8123.456810] ") == "8123.456810");
+    CHECK(rules::log_timestamp("[Tue Mar  5 03:14:07 2024] ") == "Tue Mar  5 03:14:07 2024");
+    CHECK(rules::log_timestamp("2024-03-05T03:14:07,123456+00:00 ") == "2024-03-05T03:14:07,123456+00:00");
+    CHECK(rules::log_timestamp("Mar 05 03:14:07 host kernel: ") == "Mar 05 03:14:07");
+    CHECK(rules::log_timestamp("Mar  5 03:14:07.123456 host kernel: ") == "Mar 5 03:14:07.123456");
+    CHECK(rules::log_timestamp("2024-03-05T03:14:07+0000 host kernel: ") == "2024-03-05T03:14:07+0000");
+    CHECK(rules::log_timestamp("Tue 2024-03-05 03:14:07 UTC host kernel: ") == "Tue 2024-03-05 03:14:07 UTC");
+    CHECK(rules::log_timestamp("1709608447.123456 host kernel: ") == "1709608447.123456");
+    CHECK(rules::log_timestamp("4,1234,8123456810,-;") == "8123.456810");
+    CHECK(rules::log_timestamp("<4>Mar  5 03:14:07 host kernel: ") == "Mar 5 03:14:07");
+    CHECK(rules::log_timestamp("<4>1 2024-03-05T03:14:07.123Z host kernel - - - ") == "2024-03-05T03:14:07.123Z");
+    CHECK(rules::log_timestamp("kern  :warn  : [ 8123.456810] ") == "8123.456810");
+    CHECK(rules::log_timestamp("2024-03-05 03:14:07 host kernel: ") == "2024-03-05 03:14:07");
+    CHECK(rules::log_timestamp("kernel: ") == "");
+  }
+  SECTION("Xid 154's stated recovery action sets its severity") {
+    auto s = rules::scan_xid_log(
+        "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"
+        "NVRM: Xid (PCI:0000:02:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)\n",
+        "x", table);
+    REQUIRE(s);
+    REQUIRE(s->groups.size() == 2);
+    CHECK(s->critical == 1);
+    CHECK(s->groups[0].pci == "0000:01:00");
+    CHECK(s->groups[0].label == "GPU Reset Required");
+    CHECK(s->groups[1].severity == catalog::XidSeverity::info);
+    CHECK(s->groups[1].label == "None");
+  }
+  SECTION("resets are critical: 109, 119, 120, and every RESET_GPU or worse in NVIDIA's catalog") {
+    for (int code : {46, 109, 119, 120, 136, 143, 151, 155, 156, 158}) {
+      INFO(code);
+      REQUIRE(table.find(code));
+      CHECK(table.find(code)->severity == catalog::XidSeverity::critical);
+    }
+    for (const auto& x : table.all()) {
+      INFO(x.code);
+      if (x.immediate_action == "RESET_GPU" || x.immediate_action == "RESTART_BM" || x.immediate_action == "RESTART_VM")
+        CHECK(x.severity == catalog::XidSeverity::critical);
+    }
+    for (int code = 143; code <= 161; ++code) {
+      INFO(code);
+      if (code != 152 && code != 153) CHECK(table.find(code));
+    }
+    CHECK(table.find(51));
+    CHECK(table.find(137)->mnemonic == "NVLINK_FLA_PRIV_ERR");
+  }
+  SECTION("the Xid-less 'fallen off the bus' message of newer drivers") {
+    auto s = rules::scan_xid_log("[30709.1] NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.\n", "x", table);
+    REQUIRE(s);
+    REQUIRE(s->groups.size() == 1);
+    CHECK(s->groups[0].code == 0);
+    REQUIRE(s->groups[0].log_message);
+    CHECK(s->groups[0].log_message->id == "fallen-off-the-bus");
+    CHECK(s->groups[0].pci == "0000:01:00");
+    CHECK(s->critical == 1);
   }
 }
 

@@ -216,6 +216,15 @@ Result<CompatReport> evaluate_compat(const CompatTable& table, const CompatQuery
 enum class XidSeverity { info, warning, error, critical };
 std::string_view name(XidSeverity s);
 
+/// A part of an Xid line's message that sets that event's severity (Xid 154 states the recovery
+/// action: "... to 0x1 (GPU Reset Required)").
+struct XidMessageSeverity {
+  std::string contains;  ///< matched case-sensitively in the text after the code
+  std::string after;     ///< when set, only the text after its last occurrence is searched (" to ")
+  XidSeverity severity = XidSeverity::info;
+  std::string label;     ///< what the event is called in a log summary ("GPU Reset Required")
+};
+
 struct XidInfo {
   int code = 0;
   std::string name, mnemonic, meaning;
@@ -224,6 +233,17 @@ struct XidInfo {
   std::string category;
   std::string immediate_action, investigatory_action;  ///< NVIDIA's catalog columns
   std::string notes;
+  std::vector<XidMessageSeverity> message_severity;  ///< first match wins; none: `severity`
+  std::vector<Source> sources;
+  std::string as_of;
+};
+
+/// A driver message without an Xid number that a log scan reports ("NVRM: GPU 0000:01:00.0: GPU
+/// has fallen off the bus.").
+struct LogMessage {
+  std::string id, contains, name, meaning;
+  XidSeverity severity = XidSeverity::error;
+  std::optional<int> same_as_xid;
   std::vector<Source> sources;
   std::string as_of;
 };
@@ -234,9 +254,12 @@ class XidTable {
   static XidTable parse(const util::JsonDoc& doc);
   const std::vector<XidInfo>& all() const { return xids_; }
   const XidInfo* find(int code) const;
+  const std::vector<LogMessage>& log_messages() const { return messages_; }
 
  private:
   std::vector<XidInfo> xids_;
+  std::vector<const XidInfo*> by_code_;  ///< indexed by code, for find()
+  std::vector<LogMessage> messages_;
 };
 
 // ---------------------------------------------------------------------------------------------
