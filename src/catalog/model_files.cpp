@@ -443,7 +443,8 @@ Model read_text_model(const Fields& f, std::string type) {
   } else if (t5 || lay.bias == 'q') {
     // Q/K/V biases (Qwen2 counts them from its family); ChatGLM says so in add_qkv_bias.
     m.bias = false;
-    m.qkv_bias = type != "qwen2" && type != "qwen2_moe" && f.opt_bool("add_qkv_bias").value_or(f.opt_bool("attention_bias").value_or(!t5));
+    m.qkv_bias = type == "qwen2" || type == "qwen2_moe" ||
+                 f.opt_bool("add_qkv_bias").value_or(f.opt_bool("attention_bias").value_or(!t5));
   } else if (f.has("use_qkv_bias") || f.has("qkv_bias")) {
     m.qkv_bias = f.opt_bool("use_qkv_bias").value_or(f.opt_bool("qkv_bias").value_or(false));
   } else {

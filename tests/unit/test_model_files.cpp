@@ -680,3 +680,83 @@ TEST_CASE("catalog::read_model_file counts GPTQ and AWQ packed weights", "[model
   CHECK(s.bytes == 584);
   CHECK(s.dtypes == "F16 x 2, I32 x 2 (1 GPTQ/AWQ qweight tensors counted as 4-bit, 8 weights per int32)");
 }
+
+TEST_CASE("catalog::model_from_hf_config reads the model types that were refused", "[modelfiles]") {
+  // Key sets as these types' config.json files spell them; the shape read is checked, the counts
+  // of real configs are in test_real_configs.cpp.
+  SECTION("chatglm: num_layers, multi_query_group_num, kv_channels, ffn_hidden_size, padded_vocab_size") {
+    auto m = config(R"({"model_type": "chatglm", "num_layers": 28, "hidden_size": 4096, "num_attention_heads": 32,
+      "multi_query_attention": true, "multi_query_group_num": 2, "kv_channels": 128, "ffn_hidden_size": 13696,
+      "padded_vocab_size": 65024, "seq_length": 8192, "add_qkv_bias": true, "tie_word_embeddings": false})");
+    CHECK(m.layers == 28);
+    CHECK(m.kv_heads == 2);
+    CHECK(m.head_dim == 128);
+    CHECK(m.intermediate == 13696);
+    CHECK(m.vocab == 65024);
+    CHECK(m.max_context == 8192);
+    CHECK(m.qkv_bias);
+    CHECK(m.assumptions.empty());
+  }
+  SECTION("deepseek_v2: MLA without q_lora_rank, shared experts after one dense layer") {
+    auto m = config(R"({"model_type": "deepseek_v2", "num_hidden_layers": 27, "hidden_size": 2048,
+      "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "q_lora_rank": null,
+      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 10944,
+      "moe_intermediate_size": 1408, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+      "first_k_dense_replace": 1, "vocab_size": 102400, "max_position_embeddings": 163840})");
+    REQUIRE(m.mla);
+    CHECK(m.mla->q_lora_rank == 0);
+    REQUIRE(m.moe);
+    CHECK(m.moe->shared_experts == 2);
+    CHECK(m.moe->dense_layers == 1);
+    CHECK(m.moe->dense_intermediate == 10944);
+    // DeepSeek-V2-Lite: 15.7B parameters (DeepSeek-V2 paper, appendix B).
+    CHECK(catalog::count_params(m) == Approx(15.7e9).epsilon(0.005));
+  }
+  SECTION("granitemoe and olmoe: experts of intermediate_size") {
+    auto g = config(R"({"model_type": "granitemoe", "num_hidden_layers": 24, "hidden_size": 1024,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 512, "num_local_experts": 32,
+      "num_experts_per_tok": 8, "vocab_size": 49155, "tie_word_embeddings": true, "max_position_embeddings": 4096})");
+    REQUIRE(g.moe);
+    CHECK(g.moe->experts == 32);
+    CHECK(g.moe->expert_intermediate == 512);
+    CHECK(g.tied_embeddings);
+  }
+  SECTION("phi (phi-2): plain MLP with biases, untied, LayerNorm") {
+    auto m = config(R"({"model_type": "phi", "num_hidden_layers": 32, "hidden_size": 2560, "num_attention_heads": 32,
+      "intermediate_size": 10240, "vocab_size": 51200, "max_position_embeddings": 2048, "partial_rotary_factor": 0.4,
+      "tie_word_embeddings": false})");
+    CHECK_FALSE(m.gated_mlp);
+    CHECK(m.bias);
+    CHECK(m.norm == "layernorm");
+    // microsoft/phi-2: 2,779,683,840 parameters in its safetensors (the card: 2.7B).
+    CHECK(catalog::count_params(m) == Approx(2779683840.0).epsilon(0.001));
+  }
+  SECTION("llava: text_config of llama with the LlamaConfig sizes given, CLIP vision tower and projector") {
+    auto m = config(R"({"model_type": "llava", "text_config": {"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32064,
+      "max_position_embeddings": 4096}, "vision_config": {"hidden_size": 1024, "image_size": 336,
+      "intermediate_size": 4096, "model_type": "clip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 24,
+      "patch_size": 14}, "tie_word_embeddings": false})");
+    // CLIP ViT-L/14 at 336 px: 303.5M; the two-layer projector 1024 x 4096 + 4096 x 4096 with biases.
+    CHECK(m.extra_params == Approx(303.5e6 + 4096.0 * 1024 + 4096 + 4096.0 * 4096 + 4096).epsilon(0.002));
+    CHECK(m.family == "llava");
+  }
+  SECTION("qwen2_5_vl: the text keys at the top level, a windowed ViT with gated MLP in vision_config") {
+    auto m = config(R"({"model_type": "qwen2_5_vl", "hidden_size": 3584, "intermediate_size": 18944,
+      "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+      "max_position_embeddings": 128000, "tie_word_embeddings": false, "vision_config": {"depth": 32,
+      "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14,
+      "spatial_merge_size": 2, "temporal_patch_size": 2, "in_chans": 3}})");
+    CHECK(m.qkv_bias);
+    CHECK(m.extra_params > 6.5e8);
+    CHECK(m.extra_params < 7.0e8);
+  }
+  SECTION("a hybrid layout says what it cannot count") {
+    CHECK(config_error(R"({"model_type": "qwen3_next", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 16,
+      "layer_types": ["linear_attention", "full_attention"]})") ==
+          "config.json:3: field 'layer_types': layer kind \"linear_attention\" is not attention: gpuadvisor counts "
+          "attention layers only, and the parameters and state of \"linear_attention\" layers are not known (model "
+          "type \"qwen3_next\" is not one gpuadvisor knows, so it was read from the standard keys)");
+  }
+}
