@@ -551,7 +551,26 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     m.assumptions.push_back(fmt::format("text_config leaves out {}: the transformers {} defaults", util::join(defaulted, ", "), type));
   if (type != outer) m.family = m.family == type ? outer : m.family;
   if (root.has("vision_config")) {
-    Fields v(doc, root.raw("vision_config"), "/vision_config", "vision_config");
+    // Qwen2-VL configs give only what differs from Qwen2VLVisionConfig's defaults (the 7B and
+    // 72B releases: none of the tower's sizes); those defaults fill the gaps, and the model says so.
+    util::Json vision_json = root.raw("vision_config");
+    if (outer == "qwen2_vl" && vision_json.is_object()) {
+      static const std::vector<std::pair<const char*, std::int64_t>> defaults = {
+          {"depth", 32}, {"embed_dim", 1280}, {"mlp_ratio", 4}, {"num_heads", 16},
+          {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
+      std::vector<std::string> filled;
+      for (const auto& [key, value] : defaults)
+        if (!vision_json.contains(key) && !(std::string_view(key) == "patch_size" && vision_json.contains("spatial_patch_size"))) {
+          vision_json[key] = value;
+          filled.push_back(fmt::format("{} {}", key, value));
+        }
+      if (!filled.empty())
+        m.assumptions.push_back(fmt::format("vision_config leaves out {}: the transformers Qwen2VLVisionConfig defaults",
+                                            util::join(filled, ", ")));
+      if (!vision_json.contains("patch_size") && vision_json.contains("spatial_patch_size"))
+        vision_json["patch_size"] = vision_json["spatial_patch_size"];
+    }
+    Fields v(doc, vision_json, "/vision_config", "vision_config");
     m.extra_params = vision_params(v, outer, m.hidden, m.assumptions);
   }
   if (auto p = root.opt_str("_name_or_path"); p && !p->empty()) {
