@@ -26,6 +26,7 @@ using rules::Verdict;
 
 struct InspectOptions {
   std::string from;
+  bool print_query = false;
 };
 
 // How long nvidia-smi may take before inspect gives up (a hung GPU can hang it).
@@ -149,6 +150,7 @@ std::string plural(std::size_t n, std::string_view word) { return fmt::format("{
 util::Json to_json(const rules::InspectReport& rep) {
   auto j = report::envelope("inspect");
   j["source"] = rep.origin;
+  j["input"] = rep.input;
   j["verdict"] = util::lower(rules::name(rep.verdict));
   j["summary"] = util::Json{{"gpus", rep.cards.size()}, {"pass", rep.passes}, {"warn", rep.warnings}, {"fail", rep.failures}};
   util::Json cards = util::Json::array();
@@ -177,7 +179,17 @@ util::Json to_json(const rules::InspectReport& rep) {
   return j;
 }
 
+// What the capture was, as read: with or without a header, units or nounits.
+std::string input_kind(const rules::SmiCapture& cap) {
+  if (!cap.has_header) return "CSV without a header (csv,noheader), read as the documented field list";
+  return cap.header_units ? "CSV with a header and units" : "CSV with a header, no units (nounits)";
+}
+
 void run_inspect(Context& ctx, const InspectOptions& o) {
+  if (o.print_query) {
+    ctx.out << rules::smi_query_command() << "\n";
+    return;
+  }
   auto f = ctx.output_format(kTabular);
   std::string text, origin;
   if (!o.from.empty()) {
@@ -191,8 +203,11 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
   }
   auto cap = rules::parse_smi_csv(text, origin);
   if (!cap) throw Error(cap.error());
-  auto rep = rules::inspect(*cap, ctx.catalog(), catalog::CompatTable::embedded());
-  if (!rep) throw Error(rep.error());
+  auto result = rules::inspect(*cap, ctx.catalog(), catalog::CompatTable::embedded());
+  if (!result) throw Error(result.error());
+  auto report = *result;
+  report.input = input_kind(*cap);
+  const auto* rep = &report;
   if (rep->verdict == Verdict::fail) ctx.exit = Exit::no;
 
   if (f == report::Format::json) {
@@ -208,6 +223,7 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
     return;
   }
   const int width = ctx.style.width;
+  if (!cap->has_header) ctx.out << layout::hanging("", fmt::format("Input: {}", rep->input), width) << "\n";
   std::size_t w = 0;
   for (const auto& c : rep->cards)
     for (const auto& i : c.items) w = std::max(w, i.check.size());
@@ -248,6 +264,7 @@ void setup_inspect(CLI::App& app, Context& ctx) {
   cmd->add_option("--from", o->from,
                   "Read nvidia-smi CSV output from FILE ('-' is standard input) instead of running nvidia-smi")
       ->type_name("FILE");
+  cmd->add_flag("--print-query", o->print_query, "Print the nvidia-smi command inspect runs (to capture on another machine) and exit");
   cmd->footer(
       "Without --from, runs nvidia-smi (found on PATH; no shell) with the field list in docs/inspect.md.\n"
       "Each card is identified in the catalog and checked; every item is PASS, WARN or FAIL.\n"
@@ -256,6 +273,7 @@ void setup_inspect(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  gpuadvisor inspect\n"
       "  gpuadvisor inspect --from capture.csv --format json\n"
+      "  gpuadvisor inspect --print-query\n"
       "  ssh gpu-host nvidia-smi --query-gpu=<fields> --format=csv | gpuadvisor inspect --from -");
   add_format_option(*cmd, ctx);
   add_catalog_option(*cmd, ctx);

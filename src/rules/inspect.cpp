@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -187,23 +189,41 @@ class Row {
   const std::string& origin_;
 };
 
-const catalog::Gpu* identify(const catalog::Catalog& cat, const std::string& name, std::optional<double> mem_mib,
-                             std::string& why) {
+// Every catalog id, name and alias, squashed ("NVIDIA A100-SXM4-80GB" -> "nvidiaa100sxm480gb"), built
+// once per capture. Identification is exact: a loose match would take a Quadro RTX 4000 (Turing) for
+// the RTX 4000 Ada or an H20 for the H200.
+class NameIndex {
+ public:
+  explicit NameIndex(const catalog::Catalog& cat) {
+    for (const auto& g : cat.gpus()) {
+      add(g.id, &g);
+      add(g.name, &g);
+      for (const auto& a : g.aliases) add(a, &g);
+    }
+  }
+  const catalog::Gpu* find(std::string_view name) const {
+    auto it = by_name_.find(util::squash(util::lower(name)));
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  void add(std::string_view n, const catalog::Gpu* g) { by_name_.try_emplace(util::squash(util::lower(n)), g); }
+  std::unordered_map<std::string, const catalog::Gpu*> by_name_;
+};
+
+const catalog::Gpu* identify(const NameIndex& index, const std::string& name, std::optional<double> mem_mib) {
   std::vector<std::string> tries = {name};
   std::string stripped = name;
   for (std::string_view p : {"NVIDIA ", "GeForce ", "Tesla ", "Quadro "})
     if (util::starts_with(stripped, p)) stripped = stripped.substr(p.size());
   if (stripped != name) tries.push_back(stripped);
   if (mem_mib) {
-    // "NVIDIA A100 PCIe" names both memory sizes; the reported memory picks one.
+    // "NVIDIA GeForce RTX 4060 Ti" names both memory sizes; the reported memory picks one.
     auto gb = static_cast<long>(std::lround(*mem_mib / 1024.0));
     tries.push_back(fmt::format("{} {}gb", stripped, gb));
   }
-  for (const auto& t : tries) {
-    auto r = cat.resolve(t);
-    if (r) return *r;
-    if (why.empty()) why = r.error();
-  }
+  for (const auto& t : tries)
+    if (const auto* g = index.find(t)) return g;
   return nullptr;
 }
 
@@ -296,7 +316,22 @@ class CardChecks {
     auto unc = row_.num("remapped_rows.uncorrectable");
     auto pending = row_.flag("remapped_rows.pending");
     auto failure = row_.flag("remapped_rows.failure");
-    if (!corr && !unc && !pending && !failure) return;  // before Ampere: retired pages instead
+    if (!corr && !unc && !pending && !failure) {
+      // Captured but not reported on a card that has row remapping (Ampere and newer): say so rather
+      // than leave the check out. nvidia-smi reports "[N/A]" for them with MIG mode on, for example.
+      bool asked = row_.captured("remapped_rows.pending") || row_.captured("remapped_rows.correctable");
+      const auto* g = card_.gpu;
+      bool has_remap = g && g->ecc && !(g->architecture == "kepler" || g->architecture == "maxwell" ||
+                                                g->architecture == "pascal" || g->architecture == "volta" ||
+                                                g->architecture == "turing");
+      const bool mig = util::lower(row_.text("mig.mode.current")) == "enabled";
+      if (asked && (has_remap || mig))
+        add("remapped-rows", Verdict::warn,
+            fmt::format("nvidia-smi did not report the remapped-row counters{}: the check could not run; read them with "
+                        "'nvidia-smi -q -d ROW_REMAPPER'",
+                        mig ? " (MIG mode is enabled)" : ""));
+      return;  // before Ampere: retired pages instead
+    }
     std::string counts = fmt::format("rows remapped: {} after uncorrectable errors, {} after correctable errors",
                                      count("remapped_rows.uncorrectable", unc), count("remapped_rows.correctable", corr));
     if (failure && *failure)
@@ -467,7 +502,7 @@ class CardChecks {
   const catalog::CompatTable& compat_;
 };
 
-CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const catalog::Catalog& cat, const catalog::CompatTable& compat) {
+CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& index, const catalog::CompatTable& compat) {
   Row row(r, cap.origin);
   CardReport card;
   card.line = r.line;
@@ -490,13 +525,13 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const catalog::Catal
   }
   if (!row.has("name")) row.fail("name", fmt::format("expected the GPU name, got {}", util::quote(card.name)));
 
-  std::string why;
   auto mem = row.num("memory.total");
-  card.gpu = identify(cat, card.name, mem, why);
+  card.gpu = identify(index, card.name, mem);
   if (card.gpu)
     c.add("identify", Verdict::pass, fmt::format("{} ({}, {})", card.gpu->name, card.gpu->id, card.gpu->architecture));
   else
-    c.add("identify", Verdict::warn, fmt::format("not in the catalog ({}): card-specific checks skipped", why));
+    c.add("identify", Verdict::warn,
+          fmt::format("{} is not in the catalog: card-specific checks skipped (add it with --catalog FILE)", util::quote(card.name, 80)));
   if (card.gpu) c.memory_size(*card.gpu);
   c.ecc();
   c.retired_pages();
@@ -534,6 +569,12 @@ std::vector<std::string_view> smi_query_fields(int level) {
     out.push_back(f);
   }
   return out;
+}
+
+std::string smi_query_command() {
+  std::vector<std::string> names;
+  for (auto f : smi_query_fields(0)) names.emplace_back(f);
+  return "nvidia-smi --query-gpu=" + util::join(names, ",") + " --format=csv";
 }
 
 std::span<const std::string_view> inspect_checks() { return kChecks; }
@@ -574,30 +615,63 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
         return R::fail(fmt::format("{}:{}: nvidia-smi found no GPUs (\"{}\")", origin, line_no, t));
       if (t.find("NVIDIA-SMI has failed") != std::string::npos || t.find("couldn't communicate") != std::string::npos)
         return R::fail(fmt::format("{}:{}: nvidia-smi could not reach the driver: {}", origin, line_no, util::quote(t, 100)));
+      if (util::starts_with(t, "+---") || t.find("NVIDIA-SMI ") != std::string::npos || t.find("NVSMI LOG") != std::string::npos ||
+          util::starts_with(t, "Timestamp") || util::starts_with(t, "| NVIDIA"))
+        return R::fail(fmt::format("{}:{}: this is nvidia-smi's {} output, which lacks most of the fields inspect checks; "
+                                   "capture with: {}",
+                                   origin, line_no, t.find("NVSMI LOG") != std::string::npos || util::starts_with(t, "Timestamp") ? "-q" : "table",
+                                   smi_query_command()));
       std::size_t known = 0;
+      std::unordered_set<std::string> seen;
       for (const auto& c : cells) {
         std::string n = canonical(c);
         if (known_field(n)) ++known;
-        if (std::find(cols.begin(), cols.end(), n) != cols.end())
-          return R::fail(fmt::format("{}:{}: column '{}' appears twice in the header", origin, line_no, n));
+        if (!seen.insert(n).second) {
+          if (known == 0) break;  // a data row ("595.80" twice), not a header: judged below
+          return R::fail(fmt::format("{}:{}: column '{}' appears twice in the header", origin, line_no,
+                                     n.size() > 60 ? n.substr(0, 57) + "..." : n));
+        }
         cols.push_back(n);
       }
       if (known == 0) {
-        bool looks_like_data = util::lower(t).find("nvidia") != std::string::npos;
-        return R::fail(fmt::format("{}:{}: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got {}{}",
-                                   origin, line_no, util::quote(t, 60),
-                                   looks_like_data ? "; capture with --format=csv, not csv,noheader" : ""));
+        // No header (--format=csv,noheader): read as the documented field list when the cell count
+        // matches one of the three lists inspect asks nvidia-smi for.
+        bool matched = false;
+        for (int level = 0; level <= 2 && !matched; ++level) {
+          auto fields = smi_query_fields(level);
+          if (fields.size() != cells.size()) continue;
+          cols.assign(fields.begin(), fields.end());
+          matched = true;
+        }
+        if (!matched) {
+          bool looks_like_data = util::lower(t).find("nvidia") != std::string::npos;
+          return R::fail(fmt::format("{}:{}: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got {}{}",
+                                     origin, line_no, util::quote(t, 60),
+                                     looks_like_data ? fmt::format("; a capture without a header (csv,noheader) is read only "
+                                                                   "with the documented field list ({} values per row, this "
+                                                                   "row has {}); 'gpuadvisor inspect --print-query' prints the "
+                                                                   "command",
+                                                                   smi_query_fields(0).size(), cells.size())
+                                                     : ""));
+        }
+        cap.has_header = false;
+        cap.fields = cols;
+        header_line = line_no - 1;
+        SmiRow row;
+        row.line = line_no;
+        for (std::size_t i = 0; i < cols.size(); ++i) row.values[cols[i]] = util::trim(cells[i]);
+        cap.rows.push_back(std::move(row));
+        continue;
       }
-      if (std::find(cols.begin(), cols.end(), "name") == cols.end())
-        return R::fail(fmt::format("{}:{}: the header has no 'name' column; capture with the field list in docs/inspect.md",
-                                   origin, line_no));
       header_line = line_no;
       cap.fields = cols;
+      cap.header_units = t.find('[') != std::string::npos;
       continue;
     }
     if (cells.size() != cols.size())
-      return R::fail(fmt::format("{}:{}: expected {} values as in the header (line {}), got {}{}", origin, line_no, cols.size(),
-                                 header_line, cells.size(), cells.size() < cols.size() ? " (a truncated row?)" : ""));
+      return R::fail(fmt::format("{}:{}: expected {} values as {}, got {}{}", origin, line_no, cols.size(),
+                                 cap.has_header ? fmt::format("in the header (line {})", header_line) : std::string("in the first row"),
+                                 cells.size(), cells.size() < cols.size() ? " (a truncated row?)" : ""));
     SmiRow row;
     row.line = line_no;
     for (std::size_t i = 0; i < cols.size(); ++i) row.values[cols[i]] = util::trim(cells[i]);
@@ -614,7 +688,8 @@ Result<InspectReport> inspect(const SmiCapture& capture, const catalog::Catalog&
   InspectReport rep;
   rep.origin = capture.origin;
   try {
-    for (const auto& r : capture.rows) rep.cards.push_back(evaluate(r, capture, catalog, compat));
+    const NameIndex index(catalog);
+    for (const auto& r : capture.rows) rep.cards.push_back(evaluate(r, capture, index, compat));
   } catch (const Error& e) {
     return Result<InspectReport>::fail(e.what());
   }

@@ -472,7 +472,9 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     CHECK(parse_error("garbage.bin").rfind("garbage.bin:1: binary data (byte 0x", 0) == 0);
     CHECK(parse_error("no-header.csv") ==
           "no-header.csv:1: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got \"0, NVIDIA "
-          "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; capture with --format=csv, not csv,noheader");
+          "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; a capture without a header (csv,noheader) is read only "
+          "with the documented field list (33 values per row, this row has 5); 'gpuadvisor inspect --print-query' prints the "
+          "command");
     auto none = rules::parse_smi_csv("No devices were found\n", "smi");
     CHECK(none.error() == "smi:1: nvidia-smi found no GPUs (\"No devices were found\")");
     auto dup = rules::parse_smi_csv("name, name\nA, B\n", "dup");
@@ -693,6 +695,64 @@ TEST_CASE("ops::xid log scan: addresses, timestamps, recovery actions, Xid-less 
     CHECK(s->groups[0].log_message->id == "fallen-off-the-bus");
     CHECK(s->groups[0].pci == "0000:01:00");
     CHECK(s->critical == 1);
+  }
+}
+
+TEST_CASE("rules::inspect identifies cards exactly, reads captures without a header, names the command", "[inspect]") {
+  static const auto cat = catalog::Catalog::load({});
+  const auto& compat = CompatTable::embedded();
+  auto gpu_of = [&](const std::string& name, const std::string& mib) -> std::string {
+    auto c = rules::parse_smi_csv("name, memory.total [MiB]\n" + name + ", " + mib + " MiB\n", "x.csv");
+    REQUIRE(c);
+    auto r = rules::inspect(*c, cat, compat);
+    REQUIRE(r);
+    return r->cards[0].gpu ? r->cards[0].gpu->id : "not in the catalog";
+  };
+  SECTION("cards that share words with a catalog card are not taken for it") {
+    CHECK(gpu_of("Quadro RTX 4000", "8192") != "rtx-4000-ada");
+    CHECK(gpu_of("NVIDIA H20", "97871") != "h200");
+    CHECK(gpu_of("NVIDIA GeForce RTX 4060 Ti", "8188") != "rtx-4060-ti-16gb");
+    CHECK(gpu_of("NVIDIA GeForce RTX 4060 Ti", "16380") == "rtx-4060-ti-16gb");
+    CHECK(gpu_of("NVIDIA A100-SXM4-80GB", "81920") == "a100-80gb-sxm");
+    CHECK(gpu_of("NVIDIA H100 80GB HBM3", "81559") == "h100-sxm");
+    CHECK(gpu_of("Tesla V100-SXM2-32GB", "32768") == "v100-sxm2-32gb");
+  }
+  SECTION("a csv,noheader capture of the documented field list is read, and said so") {
+    auto fields = rules::smi_query_fields(0);
+    std::string row;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i) row += ", ";
+      row += fields[i] == "name" ? "NVIDIA A100-SXM4-80GB" : fields[i] == "memory.total" ? "81920 MiB" : "[N/A]";
+    }
+    auto c = rules::parse_smi_csv(row + "\n" + row + "\n", "nh.csv");
+    REQUIRE(c);
+    CHECK_FALSE(c->has_header);
+    CHECK(c->rows.size() == 2);
+    CHECK(c->rows[0].values.at("name") == "NVIDIA A100-SXM4-80GB");
+  }
+  SECTION("the table and -q outputs name the command to capture with") {
+    auto t = rules::parse_smi_csv("+-----------------------------------------------------------------------------+\n", "t.txt");
+    REQUIRE_FALSE(t);
+    CHECK(t.error().find("nvidia-smi's table output") != std::string::npos);
+    CHECK(t.error().find(rules::smi_query_command()) != std::string::npos);
+    auto q = rules::parse_smi_csv("\n==============NVSMI LOG==============\n\nTimestamp : Mon\n", "q.txt");
+    REQUIRE_FALSE(q);
+    CHECK(q.error().find("-q output") != std::string::npos);
+  }
+  SECTION("the remapped-row counters captured but not reported are a WARN, not a silent pass") {
+    auto c = rules::parse_smi_csv("name, memory.total [MiB], mig.mode.current, remapped_rows.correctable, remapped_rows.uncorrectable, "
+                                  "remapped_rows.pending, remapped_rows.failure\n"
+                                  "NVIDIA A100-SXM4-80GB, 81920 MiB, Enabled, [N/A], [N/A], [N/A], [N/A]\n",
+                                  "mig.csv");
+    REQUIRE(c);
+    auto r = rules::inspect(*c, cat, compat);
+    REQUIRE(r);
+    bool warned = false;
+    for (const auto& i : r->cards[0].items)
+      if (i.check == "remapped-rows") {
+        warned = i.verdict == rules::Verdict::warn && i.message.find("MIG mode is enabled") != std::string::npos;
+      }
+    CHECK(warned);
   }
 }
 

@@ -31,7 +31,12 @@ struct SmiCapture {
   std::string origin;
   std::vector<std::string> fields;  ///< canonical names in column order ("memory.total", not "memory.total [MiB]")
   std::vector<SmiRow> rows;
+  bool has_header = true;     ///< false: a csv,noheader capture, read as the documented field list
+  bool header_units = false;  ///< the header carries units ("memory.total [MiB]"); false for nounits
 };
+
+/// The nvidia-smi command inspect runs (and a capture elsewhere should use).
+std::string smi_query_command();
 
 /// Parses nvidia-smi CSV with its header ("name, pci.bus_id, memory.total [MiB], ..."): units in
 /// headers and values, "[N/A]" and "[Not Supported]" cells, CRLF line ends, renamed headers
@@ -58,6 +63,7 @@ struct CardReport {
 
 struct InspectReport {
   std::string origin;
+  std::string input;  ///< what the capture was ("CSV with a header and units"), set by the caller
   std::vector<CardReport> cards;
   std::size_t passes = 0, warnings = 0, failures = 0;
   Verdict verdict = Verdict::pass;
