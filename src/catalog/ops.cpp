@@ -475,7 +475,12 @@ Result<Version> parse_framework_release(const CompatTable& t, Framework f, std::
                                              f == Framework::jax ? "0.4.12" : "2.0", util::quote(text)));
   auto rels = t.releases(f);
   if (rels.empty() || t.release(f, *v)) return v;
-  if (*v < must_parse(rels.front()->version) || *v > must_parse(rels.back()->version)) return v;
+  const Version newest = must_parse(rels.back()->version);
+  // Past the next major release there is nothing yet: "PyTorch 99.1" is a typo, not a future build.
+  if (!v->parts.empty() && !newest.parts.empty() && v->parts[0] > newest.parts[0] + 1)
+    return Result<Version>::fail(fmt::format("{} {} does not exist: the newest release in the table is {}", display(f), v->text,
+                                             rels.back()->version));
+  if (*v < must_parse(rels.front()->version) || newest < *v) return v;
   std::vector<std::string> names;
   for (const auto* r : rels) names.push_back(r->version);
   return Result<Version>::fail(fmt::format("{} {} is not a release in the table; {}", display(f), v->text, nearest(names, *v)));

@@ -183,6 +183,11 @@ void run_compat(Context& ctx, const CompatOptions& o) {
   if (!o.driver.empty()) {
     auto v = catalog::parse_version(o.driver);
     if (!v) throw Error(fmt::format("--driver: expected a driver version like 535.104.05, got {}", util::quote(o.driver)));
+    // NVIDIA's Linux and Windows drivers are numbered branch.build[.patch] with a three-digit branch.
+    if (v->parts.size() < 2 || v->parts[0] < 100 || v->parts[0] > 999)
+      throw Error(fmt::format("--driver: {} is not an NVIDIA driver version: they are a three-digit branch and a build, "
+                              "like 535.104.05 or 580.65",
+                              util::quote(o.driver)));
     q.driver = *v;
   }
   if (!o.framework.empty()) {
