@@ -351,7 +351,8 @@ TEST_CASE("cli: recommend --cloud output, ways out and errors", "[cli][recommend
   CHECK(test::run_cli({"recommend", "--model", "10B", "--budget", "40/h"}).err ==
         "gpuadvisor: error: --budget: \"40/h\" is a rent rate; add --cloud to plan renting, or give a purchase amount like 3000\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--provider", "lambada"}).err ==
-        "gpuadvisor: error: --provider: \"lambada\" is not in the price list (providers: aws, gcp, azure, lambda, runpod), did you mean "
+        "gpuadvisor: error: --provider: \"lambada\" is not in the price list (providers: aws, gcp, azure, lambda, runpod, coreweave, crusoe, oracle, nebius, "
+        "hyperstack, vast), did you mean "
         "'lambda'?\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--used"}).code == 2);
   CHECK(test::run_cli({"recommend", "--model", "10B", "--provider", "aws"}).err ==

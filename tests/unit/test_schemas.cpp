@@ -172,7 +172,7 @@ const std::vector<Case> kCases = {
     {"recommend", {"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"}, 0},
     {"recommend", {"recommend", "--model", "gpt2", "--task", "train", "--tokens", "10B", "--max-gpus", "4", "--used"}, 0},
     {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--cloud", "--budget", "5/h", "--pareto"}, 0},
-    {"recommend", {"recommend", "--model", "llama-3.1-8b", "--task", "train", "--tokens", "20B", "--cloud", "--budget", "2k"}, 1},
+    {"recommend", {"recommend", "--model", "llama-3.1-8b", "--task", "train", "--tokens", "20B", "--cloud", "--budget", "500"}, 1},
     {"memory", {"memory", "--model", "llama-3.1-8b", "--task", "qlora"}, 0},
     {"memory", {"memory", "--model", "10B", "--precision", "fp16", "--gpu", "rtx-4090"}, 1},
     {"memory", {"memory", "--model", "10B", "--precision", "int8", "--gpu", "rtx-4090"}, 0},
