@@ -225,6 +225,11 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
     if (gpus.insert(pci).second) scan.gpus.push_back(std::move(pci));
   };
 
+  // The driver splits some messages over lines ("NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID:
+  // 10de:26b5) installed in this system has" / "NVRM: fallen off the bus ..."): the last address an
+  // NVRM line named, within a few lines, stands for a continuation line without one.
+  std::string last_pci;
+  int last_pci_line = -100;
   util::LineReader lines(text);
   std::string_view line;
   while (lines.next(line)) {
@@ -236,9 +241,15 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
     if (drv == std::string_view::npos) continue;
     auto at = line.find(kMarker, drv);
     if (at == std::string_view::npos) {
+      std::string pci = pci_in(line.substr(drv + kDriver.size()));
+      if (!pci.empty()) {
+        last_pci = pci;
+        last_pci_line = line_no;
+      } else if (line_no - last_pci_line <= 3) {
+        pci = last_pci;
+      }
       for (const auto& m : table.log_messages())
         if (line.find(m.contains, drv) != std::string_view::npos) {
-          std::string pci = pci_in(line.substr(drv + kDriver.size()));
           add(line_no, 0, &m, pci.empty() ? "unknown" : pci, line.substr(0, drv), line.substr(drv + kDriver.size()));
           break;
         }

@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include "cli_fixture.h"
 #include "gpuadvisor/catalog/ops.h"
 #include "gpuadvisor/rules/inspect.h"
 #include "gpuadvisor/rules/xid_log.h"
+#include "gpuadvisor/util/text.h"
 
 using namespace gpuadvisor;
 using catalog::Answer;
@@ -754,6 +757,39 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
       }
     CHECK(warned);
   }
+}
+
+// tests/fixtures/real/logs: kernel-log excerpts from public issues, each with the worst severity and
+// exit code written in SOURCES from reading the lines.
+TEST_CASE("real kernel logs give the expected worst severity and exit code", "[diagnose][real]") {
+  const auto& table = catalog::XidTable::embedded();
+  std::istringstream sources(read("tests/fixtures/real/logs/SOURCES"));
+  std::string line;
+  std::set<std::string> listed;
+  while (std::getline(sources, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto cells = util::split(line, '|');
+    REQUIRE(cells.size() == 5);
+    std::string file = util::trim(cells[0]), severity = util::trim(cells[3]);
+    int exit = std::stoi(util::trim(cells[4]));
+    INFO(file);
+    CHECK(util::starts_with(util::trim(cells[1]), "https://"));
+    listed.insert(file);
+    auto s = rules::scan_xid_log(read("tests/fixtures/real/logs/" + file), file, table);
+    REQUIRE(s);
+    CHECK(s->warnings.empty());
+    REQUIRE_FALSE(s->groups.empty());
+    CHECK(s->groups[0].severity);
+    CHECK(std::string(catalog::name(s->groups[0].severity.value_or(catalog::XidSeverity::info))) == severity);
+    CHECK((s->critical ? 1 : 0) == exit);
+  }
+  for (const auto& e : std::filesystem::directory_iterator(test::source_path("tests/fixtures/real/logs"))) {
+    auto name = e.path().filename().string();
+    if (name == "SOURCES") continue;
+    INFO(name);
+    CHECK(listed.count(name));
+  }
+  CHECK(listed.size() >= 8);
 }
 
 TEST_CASE("rules::inspect and the log scan never crash on damaged input", "[inspect][diagnose]") {
