@@ -89,6 +89,9 @@ std::vector<std::string> fit_lines(const MemoryResult& r, const catalog::Gpu& gp
   else
     out.push_back(fmt::format("{} on {} ({}): needs {} per GPU, short by {}.", style.bad("Does not fit"), on, cap,
                               util::format_bytes(r.mem.per_gpu_bytes), util::format_bytes(-fit.headroom_bytes)));
+  if (r.mem.host_bytes > 0)
+    out.push_back(fmt::format("Host RAM: {} beside the GPU memory{}.", util::format_bytes(r.mem.host_bytes),
+                              w.gpus > 1 ? fmt::format(" ({} per GPU's process)", util::format_bytes(r.mem.per_gpu_host_bytes)) : ""));
   if (fit.activations_unknown)
     out.push_back("No largest batch: activation memory per sample is not known for this model.");
   else if (fit.max_batch)
@@ -116,6 +119,7 @@ report::Table breakdown(const MemoryResult& r, bool text, const report::Style& s
   if (!text) cols.push_back({"Formula"});
   report::Table t(cols);
   for (const auto& l : mem.lines) {
+    if (l.host) continue;
     double share = mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
     std::vector<std::string> row = {l.label, util::format_bytes(l.per_gpu_bytes)};
     if (multi) row.push_back(util::format_bytes(l.total_bytes));
@@ -129,6 +133,22 @@ report::Table breakdown(const MemoryResult& r, bool text, const report::Style& s
   total.push_back(text ? "100%" : "100.0%");
   if (!text) total.push_back("sum of the lines above");
   t.add(total);
+  // Host RAM lines after the GPU total: they do not count against the GPU.
+  if (mem.host_bytes > 0) {
+    for (const auto& l : mem.lines) {
+      if (!l.host) continue;
+      std::vector<std::string> row = {l.label, util::format_bytes(l.per_gpu_bytes)};
+      if (multi) row.push_back(util::format_bytes(l.total_bytes));
+      row.push_back(text ? "host" : "host RAM");
+      if (!text) row.push_back(l.formula);
+      t.add(row);
+    }
+    std::vector<std::string> host = {"host RAM total", util::format_bytes(mem.per_gpu_host_bytes)};
+    if (multi) host.push_back(util::format_bytes(mem.host_bytes));
+    host.push_back(text ? "host" : "host RAM");
+    if (!text) host.push_back("sum of the host RAM lines");
+    t.add(host);
+  }
   return t;
 }
 
@@ -141,7 +161,8 @@ std::string memory_html(Context& ctx, const MemoryResult& r, const catalog::Gpu*
     for (std::size_t i = 1; i < lines.size(); ++i) page.p(lines[i]);
   }
   std::vector<html::Segment> segs;
-  for (const auto& l : r.mem.lines) segs.push_back({l.label, l.per_gpu_bytes, util::format_bytes(l.per_gpu_bytes), false});
+  for (const auto& l : r.mem.lines)
+    if (!l.host) segs.push_back({l.label, l.per_gpu_bytes, util::format_bytes(l.per_gpu_bytes), false});
   std::vector<html::Marker> marks;
   if (gpu) {
     marks.push_back({r.fit->usable_bytes, "usable " + util::format_bytes(r.fit->usable_bytes)});
@@ -203,6 +224,7 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     ctx.out << "\n";
     for (const auto& l : fit_lines(r, *gpu, ctx.style)) ctx.out << l << "\n";
   }
+  if (!gpu && mem.host_bytes > 0) ctx.out << fmt::format("\nHost RAM: {} beside the GPU memory.\n", util::format_bytes(mem.host_bytes));
   ctx.out << "\nHow each line is computed:\n";
   for (const auto& l : mem.lines) ctx.out << fmt::format("  {}: {}\n", l.label, l.formula);
   if (!mem.assumptions.empty()) {

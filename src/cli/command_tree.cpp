@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/catalog/recipe.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
@@ -77,6 +78,14 @@ Words option_values(const std::string& path, std::string_view name, const std::s
   }
   if (name == "--kv-precision") return {ValueKind::words, {"fp16", "bf16", "fp8", "int8", "int4", "fp32"}};
   if (name == "--checkpointing") return {ValueKind::words, {"none", "selective", "full"}};
+  if (name == "--recipe") {
+    V v;
+    for (const auto& r : catalog::recipes()) v.push_back(r.id);
+    return {ValueKind::words, v};
+  }
+  if (name == "--master-weights") return {ValueKind::words, {"fp32", "none"}};
+  if (name == "--gradient-dtype") return {ValueKind::words, {"bf16", "fp16", "fp32"}};
+  if (name == "--offload") return {ValueKind::words, {"none", "optimizer", "params"}};
   if (name == "--flash-attention") return {ValueKind::words, {"on", "off"}};
   if (name == "--zero") return {ValueKind::words, {"0", "1", "2", "3", "fsdp"}};
   if (name == "--lora-targets") return {ValueKind::words, {"all", "attn", "mlp"}};

@@ -154,7 +154,16 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--profile", in.profile, "A JSON workload (fields as these flags, snake_case); flags override it")->group(g)->type_name("FILE");
   app.add_option("--task", in.task, "inference (default), train, lora or qlora")->group(g);
   app.add_option("--precision", in.precision, "fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0")->group(g);
-  app.add_option("--optimizer", in.optimizer, "adamw (default), adam, sgd, adafactor, adamw-8bit")->group(g);
+  app.add_option("--optimizer", in.optimizer, "adamw (default), adam, sgd, adafactor, adamw-8bit, paged-adamw-8bit, paged-adamw")->group(g);
+  app.add_option("--recipe", in.recipe, "Fine-tuning defaults of a framework: torchtune, hf-trainer, axolotl, unsloth, deepspeed, fsdp, megatron, llama-factory")->group(g);
+  app.add_option("--master-weights", in.master_weights, "fp32 (mixed precision, the default) or none (pure bf16 training)")->group(g);
+  app.add_option("--gradient-dtype", in.gradient_dtype, "Gradients in bf16/fp16 (default, the weights' dtype) or fp32")->group(g);
+  app.add_flag("--optimizer-in-backward", in.optimizer_in_backward, "Step each parameter in the backward pass: gradients are not all held")->group(g);
+  app.add_flag("--chunked-loss", in.chunked_loss, "Compute the output logits and loss in chunks of tokens")->group(g);
+  app.add_flag("--packed", in.packed, "Sequences packed to the full length (no padding)")->group(g);
+  app.add_flag("--activation-offload", in.activation_offload, "Keep the checkpointed layer inputs in host RAM (needs --checkpointing full)")->group(g);
+  app.add_option("--offload", in.offload, "Training state in host RAM: none (default), optimizer (ZeRO-Offload), params (ZeRO-Infinity, FSDP CPU offload)")->group(g);
+  app.add_option("--gpu-layers,--ngl", in.gpu_layers, "llama.cpp partial offload: layers on the GPU, the rest in host RAM (inference)")->group(g);
   app.add_option("--batch", in.batch, "Batch size (micro-batch per GPU for training; concurrent sequences for inference)")->group(g);
   app.add_option("--seq-len,--context", in.seq_len, "Sequence length (training) or context length (inference), tokens")->group(g);
   app.add_option("--gpus", in.gpus, "Number of GPUs")->group(g);

@@ -17,7 +17,8 @@ namespace html = report::html;
 // The memory of one plan as a stacked bar, with its GPU's capacity and the usable part marked.
 std::string memory_bar(const estimate::MemoryEstimate& mem, const rules::Candidate& c) {
   std::vector<html::Segment> segs;
-  for (const auto& l : mem.lines) segs.push_back({l.label, l.per_gpu_bytes, util::format_bytes(l.per_gpu_bytes), false});
+  for (const auto& l : mem.lines)
+    if (!l.host) segs.push_back({l.label, l.per_gpu_bytes, util::format_bytes(l.per_gpu_bytes), false});
   std::vector<html::Marker> marks = {
       {c.fit.usable_bytes, "usable " + util::format_bytes(c.fit.usable_bytes)},
       {c.gpu->memory_bytes, "capacity " + util::format_bytes(c.gpu->memory_bytes)},

@@ -43,9 +43,17 @@ double adapter_params(const Workload& w) {
 }  // namespace
 
 double MemoryEstimate::line(const std::string& id) const {
+  double bytes = 0;
   for (const auto& l : lines)
-    if (l.id == id) return l.per_gpu_bytes;
-  return 0;
+    if (l.id == id && !l.host) bytes += l.per_gpu_bytes;
+  return bytes;
+}
+
+double MemoryEstimate::host_line(const std::string& id) const {
+  double bytes = 0;
+  for (const auto& l : lines)
+    if (l.id == id && l.host) bytes += l.per_gpu_bytes;
+  return bytes;
 }
 
 // The names are compared as string_views: length first, then bytes (the std::string == literal
@@ -82,14 +90,25 @@ double activation_bytes_per_layer(const catalog::Model& m, double s, double b, b
   return bytes;
 }
 
+double largest_tensor_params(const catalog::Model& m) {
+  if (!m.is_transformer()) return m.params;
+  const double h = static_cast<double>(m.hidden);
+  const double i = m.moe ? static_cast<double>(m.moe->expert_intermediate) : static_cast<double>(m.intermediate);
+  const double qd = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
+  return std::max({static_cast<double>(m.vocab) * h, h * i, h * qd});
+}
+
+double layer_params(const catalog::Model& m) {
+  const int layers = m.layers + m.encoder_layers;
+  if (!m.is_transformer() || layers <= 0) return m.params;
+  return std::max(0.0, m.params - m.embedding_params()) / layers;
+}
+
 namespace {
 
-constexpr std::string_view kLineIds[kMemoryLineCount] = {"weights",         "quantization_constants",
-                                                         "gradients",       "master_weights",
-                                                         "optimizer_state", "adapters",
-                                                         "activations",     "logits",
-                                                         "kv_cache",        "cuda_context",
-                                                         "fragmentation"};
+constexpr std::string_view kLineIds[kMemoryLineCount] = {
+    "weights", "quantization_constants", "gradients", "master_weights", "optimizer_state", "adapters",
+    "activations", "logits", "kv_cache", "gather_buffers", "cuda_context", "fragmentation"};
 
 // What an estimate reads from the workload's names (precision, optimizer, recomputation, model
 // kind, LoRA targets) and from the efficiency data, worked out once: a search evaluates many
@@ -140,64 +159,148 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   const bool training = is_training(w.task);
   const bool full = w.task == Task::train;
   const bool fp32_training = full && f.bits >= 32;
-  double allocated = 0;  // the lines so far, for the fragmentation reserve
+  double allocated = 0;  // the GPU lines so far, for the fragmentation reserve
   bool activations_known = true;
   auto add = [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
     if (per_gpu <= 0) return;
     allocated += per_gpu;
-    emit(id, label, per_gpu, formula);
+    emit(id, label, per_gpu, formula, false);
+  };
+  auto add_host = [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
+    if (per_gpu > 0) emit(id, label, per_gpu, formula, true);
+  };
+  // A line on the GPU or, when `host`, in host RAM.
+  auto put = [&](bool host, MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
+    if (host) add_host(id, label, per_gpu, formula);
+    else add(id, label, per_gpu, formula);
   };
   auto split = [&] { return shard > 1 ? fmt::format(" / {} (tp x pp)", shard) : std::string(); };
+  // llama.cpp -ngl N: N of the layers' weights and KV cache on the GPU, the rest in host RAM.
+  const double on_gpu = w.gpu_layers && m.layers > 0 ? static_cast<double>(*w.gpu_layers) / m.layers : 1.0;
+  auto layers_note = [&] {
+    return w.gpu_layers ? fmt::format(" x {}/{} layers on the GPU (--gpu-layers)", *w.gpu_layers, m.layers) : std::string();
+  };
+  auto host_note = [&] {
+    return fmt::format(" x {}/{} layers on the CPU (--gpu-layers {})", m.layers - *w.gpu_layers, m.layers, *w.gpu_layers);
+  };
+  const bool zero3 = full && w.zero >= 3;
+  const bool offload_opt = full && w.offload != "none";
+  const bool offload_params = full && w.offload == "optimizer+params";
 
   // Weights. Full training keeps 16-bit (or fp32) weights; inference and LoRA bases keep the
   // storage format, with embeddings and LM head in 16-bit where the quantizer leaves them so.
   if (m.tensors && !full) {
-    add(MemoryLineId::weights, "weights", m.tensors->bytes / shard, [&] {
-      return fmt::format("{} bytes of {} read from {}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
-                         m.tensors->origin, split());
+    const double bytes = m.tensors->bytes / shard;
+    add(MemoryLineId::weights, "weights", bytes * on_gpu, [&] {
+      return fmt::format("{} bytes of {} read from {}{}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
+                         m.tensors->origin, split(), layers_note());
     });
+    if (w.gpu_layers)
+      add_host(MemoryLineId::weights, "weights (host RAM)", bytes * (1 - on_gpu), [&] {
+        return fmt::format("{} bytes{}", util::format_number(m.tensors->bytes), host_note());
+      });
   } else if (full) {
     double bytes = fp32_training ? 4 : 2;
-    double z = w.zero >= 3 ? d : 1;
-    add(MemoryLineId::weights, "weights", P * bytes / shard / z, [&] {
-      return fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split(),
-                         z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "");
-    });
+    // FSDP keeps no 16-bit shard: the fp32 shard (the master weights) is cast when gathered.
+    if (!(zero3 && w.fsdp && w.master_weights && !fp32_training)) {
+      double z = zero3 ? d : 1;
+      put(offload_params, MemoryLineId::weights, offload_params ? "weights (host RAM)" : "weights", P * bytes / shard / z, [&] {
+        return fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split(),
+                           z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "");
+      });
+    }
   } else {
     const double e16 = f.embeddings_16bit ? std::min(P, m.embedding_params()) : 0;
     const double z = w.zero >= 3 ? d : 1;
     double payload = (P - e16) * f.payload_bits / 8 + e16 * 2;
-    add(MemoryLineId::weights, "weights", payload / shard / z, [&] {
-      std::string formula = fmt::format("{} params x {} bits / 8", util::format_count(P - e16), f.payload_bits);
-      if (e16 > 0) formula += fmt::format(" + {} embedding params x 2 bytes", util::format_count(e16));
-      return formula + split();
-    });
+    auto formula = [&] {
+      std::string text = fmt::format("{} params x {} bits / 8", util::format_count(P - e16), f.payload_bits);
+      if (e16 > 0) text += fmt::format(" + {} embedding params x 2 bytes", util::format_count(e16));
+      return text + split();
+    };
+    add(MemoryLineId::weights, "weights", payload / shard / z * on_gpu, [&] { return formula() + layers_note(); });
     double consts = (P - e16) * (f.bits - f.payload_bits) / 8;
-    add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z, [&] {
-      return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits,
-                         f.note);
-    });
+    auto consts_formula = [&] {
+      return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits, f.note);
+    };
+    add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z * on_gpu,
+        [&] { return consts_formula() + layers_note(); });
+    if (w.gpu_layers) {
+      add_host(MemoryLineId::weights, "weights (host RAM)", payload * (1 - on_gpu), [&] { return formula() + host_note(); });
+      add_host(MemoryLineId::quantization_constants, "quantization scales (host RAM)", consts * (1 - on_gpu),
+               [&] { return consts_formula() + host_note(); });
+    }
   }
 
-  // Training state (ZeRO stages 1/2/3 divide optimizer / +gradients / +weights by the
-  // data-parallel degree; Rajbhandari et al. 2020).
+  // Training state. ZeRO stages 1/2/3 divide optimizer state / +gradients / +weights by the
+  // data-parallel degree (Rajbhandari et al. 2020, section 5). With mixed precision the gradients
+  // reach the optimizer as an fp32 partition (DeepSpeed's single_partition_of_fp32_groups; FSDP's
+  // fp32 sharded gradients): DeepSpeed's estimate_zero3_model_states_mem_needs counts 18 bytes per
+  // parameter over the GPUs (2 param + 4 fp32 gradient + 12 Adam), plus 4 bytes per parameter of
+  // the largest layer gathered.
   const auto* opt = in.optimizer;
   if (full) {
-    double gbytes = fp32_training ? 4 : 2;
-    double zg = w.zero >= 2 ? d : 1, zo = w.zero >= 1 ? d : 1;
-    add(MemoryLineId::gradients, "gradients", P * gbytes / shard / zg, [&] {
-      return fmt::format("{} params x {} bytes{}{}", util::format_count(P), gbytes, split(),
-                         zg > 1 ? fmt::format(" / {} (ZeRO-2)", d) : "");
-    });
-    if (!fp32_training)
-      add(MemoryLineId::master_weights, "fp32 master weights", P * opt->master_bytes / shard / zo, [&] {
-        return fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split(),
-                           zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "");
+    const double gbytes = fp32_training || w.fp32_gradients ? 4 : 2;
+    const bool master = w.master_weights && !fp32_training;
+    const double zg = w.zero >= 2 ? d : 1, zo = w.zero >= 1 ? d : 1;
+    if (w.optimizer_in_backward) {
+      const double big = largest_tensor_params(m);
+      add(MemoryLineId::gradients, "gradients (one tensor at a time)", big * gbytes / t, [&] {
+        return fmt::format("optimizer in backward: the largest tensor's gradient, {} params x {} bytes{}",
+                           util::format_count(big), gbytes, t > 1 ? " / tp" : "");
       });
-    add(MemoryLineId::optimizer_state, "optimizer state", P * opt->state_bytes / shard / zo, [&] {
-      return fmt::format("{} params x {} bytes ({}: {}){}{}", util::format_count(P), opt->state_bytes, opt->id,
-                         opt->note, split(), zo > 1 ? fmt::format(" / {} (ZeRO-1)", d) : "");
-    });
+    } else if (w.zero >= 2) {
+      // Reduce-scattered into a partition as they are made: the partition, in fp32 with master weights.
+      const double pb = master ? 4 : gbytes;
+      put(offload_opt, MemoryLineId::gradients, offload_opt ? "gradient partition (host RAM)" : "gradient partition",
+          P * pb / shard / zg, [&] {
+            return fmt::format("{} params x {} bytes{} / {} (ZeRO-{}{})", util::format_count(P), pb, split(), d, w.zero,
+                               master ? ", fp32 partition" : "");
+          });
+    } else {
+      // ZeRO-1 adds the fp32 partition the optimizer steps on (in host RAM with ZeRO-Offload).
+      const bool part = w.zero == 1 && master;
+      const double part_bytes = part ? P * 4 / shard / d : 0;
+      add(MemoryLineId::gradients, "gradients", P * gbytes / shard + (offload_opt ? 0 : part_bytes), [&] {
+        return fmt::format("{} params x {} bytes{}{}", util::format_count(P), gbytes, split(),
+                           part && !offload_opt ? fmt::format(" + fp32 partition x 4 bytes / {} (ZeRO-1)", d) : "");
+      });
+      if (offload_opt)
+        add_host(MemoryLineId::gradients, "fp32 gradient partition (host RAM)", part_bytes,
+                 [&] { return fmt::format("{} params x 4 bytes{} / {} (ZeRO-1)", util::format_count(P), split(), d); });
+    }
+    if (master)
+      put(offload_opt, MemoryLineId::master_weights, offload_opt ? "fp32 master weights (host RAM)" : "fp32 master weights",
+          P * opt->master_bytes / shard / zo, [&] {
+            return fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split(),
+                               zo > 1 ? fmt::format(" / {} (ZeRO-{})", d, w.zero) : "");
+          });
+    // torch.optim keeps its states in the weights' dtype: 16-bit without master weights.
+    const double state = opt->state_bytes * (master || opt->eight_bit || fp32_training ? 1.0 : gbytes / 4);
+    const bool state_host = offload_opt || opt->paged;
+    put(state_host, MemoryLineId::optimizer_state,
+        offload_opt ? "optimizer state (host RAM)" : opt->paged ? "optimizer state (paged to host RAM)" : "optimizer state",
+        P * state / shard / zo, [&] {
+          return fmt::format("{} params x {} bytes ({}: {}){}{}{}", util::format_count(P), state, opt->id, opt->note,
+                             master || opt->eight_bit || fp32_training ? "" : ", 16-bit like the weights", split(),
+                             zo > 1 ? fmt::format(" / {} (ZeRO-{})", d, w.zero) : "");
+        });
+    // Gathered or bucketed parameters and gradients.
+    if (zero3 && w.fsdp) {
+      const double unit = layer_params(m) / t;
+      add(MemoryLineId::gather_buffers, "gathered FSDP units", unit * 6, [&] {
+        return fmt::format("one layer unit of {} params gathered in 16-bit, the next prefetched, and its unsharded "
+                           "gradient: 3 x 2 bytes (FSDP FULL_SHARD)",
+                           util::format_count(unit));
+      });
+    } else if (zero3) {
+      const double big = largest_tensor_params(m) / t;
+      add(MemoryLineId::gather_buffers, "gathered largest layer", big * 4, [&] {
+        return fmt::format("largest layer {} params x 4 bytes (16-bit params + gradients; DeepSpeed "
+                           "estimate_zero3_model_states_mem_needs)",
+                           util::format_count(big));
+      });
+    }
   }
   if (w.task == Task::lora || w.task == Task::qlora) {
     const double a = in.adapter_params;
@@ -218,16 +321,25 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       const bool recompute = in.recompute, no_scores = in.no_scores;
       double per_gpu;
       if (recompute) {
-        // Full recomputation keeps each layer's input (2sbh in 16-bit) plus one layer's working set.
+        // Full recomputation keeps each layer's input (2sbh in 16-bit) plus one layer's working set;
+        // with activation offload the inputs wait in host RAM (Unsloth's offloaded checkpointing).
         double one = activation_bytes_per_layer(m, s, b, w.flash_attention);
-        per_gpu = (layers * 2.0 * s * b * static_cast<double>(m.hidden) + one) * scale / t;
+        double inputs = layers * 2.0 * s * b * static_cast<double>(m.hidden);
+        if (w.activation_offload) {
+          add_host(MemoryLineId::activations, "checkpointed activations (host RAM)", inputs * scale / t, [&] {
+            return fmt::format("{} layers x 2sbh x {:.2f} calibration{}", layers, act.typical, t > 1 ? " / tp" : "");
+          });
+          inputs = 2.0 * s * b * static_cast<double>(m.hidden);  // the one being moved
+        }
+        per_gpu = (inputs + one) * scale / t;
       } else {
         per_gpu = layers * activation_bytes_per_layer(m, s, b, no_scores) * scale / t;
       }
       add(MemoryLineId::activations, "activations", per_gpu, [&] {
         std::string formula =
             recompute
-                ? fmt::format("full recomputation: {} layers x 2sbh + one layer's activations", layers)
+                ? (w.activation_offload ? std::string("full recomputation, inputs offloaded: one layer's input 2sbh + one layer's activations")
+                                        : fmt::format("full recomputation: {} layers x 2sbh + one layer's activations", layers))
                 : fmt::format("{} layers x sbh x (34-term{}), Korthikanti et al. 2022", layers,
                               no_scores ? ", no 5as/h scores: flash attention or selective recomputation" : " + 5as/h");
         formula += fmt::format(" x {:.2f} calibration", act.typical);
@@ -236,10 +348,13 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
         return formula;
       });
       if (in.logits) {
-        add(MemoryLineId::logits, "output logits (loss)", s * b * static_cast<double>(m.vocab) * 6 / t, [&] {
-          return fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}", m.vocab,
-                             t > 1 ? " / tp" : "");
-        });
+        // 16-bit logits and their fp32 copy for the loss; a chunked loss holds one chunk of them.
+        const double chunks = w.chunked_loss ? kLossChunks : 1;
+        add(MemoryLineId::logits, w.chunked_loss ? "output logits (chunked loss)" : "output logits (loss)",
+            s * b * static_cast<double>(m.vocab) * 6 / t / chunks, [&] {
+              return fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}{}", m.vocab,
+                                 w.chunked_loss ? fmt::format(" / {:.0f} chunks", kLossChunks) : "", t > 1 ? " / tp" : "");
+            });
       }
     } else {
       // Inference keeps no activations between layers; the peak is one layer's working set for
@@ -267,13 +382,16 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   if (!training && m.is_transformer()) {
     double per_gpu = in.kv_per_token * s * b / p;
     if (!m.mla && t > 1) per_gpu *= std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
-    add(MemoryLineId::kv_cache, "KV cache", per_gpu, [&] {
+    auto formula = [&] {
       return m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
                                  kv_bytes_per_element(w.kv_precision), seq_len, batch)
                    : fmt::format("2 x {} layers x {} kv heads x {} head dim x {} bytes x {} tokens x batch {}{}",
                                  m.layers, m.kv_heads, m.head_dim, kv_bytes_per_element(w.kv_precision), seq_len, batch,
                                  shard > 1 ? " / tp x pp" : "");
-    });
+    };
+    add(MemoryLineId::kv_cache, "KV cache", per_gpu * on_gpu, [&] { return formula() + layers_note(); });
+    if (w.gpu_layers)
+      add_host(MemoryLineId::kv_cache, "KV cache (host RAM)", per_gpu * (1 - on_gpu), [&] { return formula() + host_note(); });
   }
   // Overheads: CUDA context and framework workspace per GPU; allocator fragmentation reserve.
   const double before_overheads = allocated;
@@ -298,8 +416,12 @@ namespace {
 MemoryBytes memory_bytes_with(const Workload& w, long long batch, long long seq_len, const MemoryInputs& in) {
   MemoryBytes out;
   out.activations_known =
-      memory_lines(w, batch, seq_len, in, [&](MemoryLineId id, std::string_view, double per_gpu, auto&&) {
-        out.lines[static_cast<std::size_t>(id)] = per_gpu;
+      memory_lines(w, batch, seq_len, in, [&](MemoryLineId id, std::string_view, double per_gpu, auto&&, bool host) {
+        if (host) {
+          out.host_bytes += per_gpu;
+          return;
+        }
+        out.lines[static_cast<std::size_t>(id)] += per_gpu;
         out.per_gpu_bytes += per_gpu;
       });
   return out;
@@ -321,9 +443,9 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   out.lines.reserve(kMemoryLineCount);
   out.activations_known =
       memory_lines(w, w.batch, w.seq_len, memory_inputs(w, eff),
-                   [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
+                   [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula, bool host) {
                      out.lines.push_back({std::string(line_id(id)), std::string(label), per_gpu, per_gpu * N,
-                                          explain ? std::string(formula()) : std::string()});
+                                          explain ? std::string(formula()) : std::string(), host});
                    });
   if (!out.activations_known) {
     const auto& m = w.model;
@@ -332,8 +454,13 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
                                           m.vision->activation_note.empty() ? "unknown" : m.vision->activation_note));
   }
   for (const auto& l : out.lines) {
-    out.per_gpu_bytes += l.per_gpu_bytes;
-    out.total_bytes += l.total_bytes;
+    if (l.host) {
+      out.per_gpu_host_bytes += l.per_gpu_bytes;
+      out.host_bytes += l.total_bytes;
+    } else {
+      out.per_gpu_bytes += l.per_gpu_bytes;
+      out.total_bytes += l.total_bytes;
+    }
   }
   out.assumptions.insert(out.assumptions.begin(), w.assumptions.begin(), w.assumptions.end());
   return out;
@@ -495,11 +622,14 @@ Workload plan_layout(Workload w, const WorkloadSet& set, const catalog::Gpu& gpu
 void write(util::JsonSink& o, const MemoryEstimate& m, bool detail) {
   std::string key;
   for (const auto& l : m.lines) {
+    if (l.host) continue;
     key.assign(l.id).append("_bytes");
     o(key, util::json_bytes(l.total_bytes));
   }
   o("total_bytes", util::json_bytes(m.total_bytes));
   o("per_gpu_total_bytes", util::json_bytes(m.per_gpu_bytes));
+  o("host_bytes", util::json_bytes(m.host_bytes));
+  o("per_gpu_host_bytes", util::json_bytes(m.per_gpu_host_bytes));
   o("activations_known", m.activations_known);
   if (!detail) return;
   o.objects("breakdown", m.lines.size(), [&](std::size_t i, util::JsonSink& x) {
@@ -508,6 +638,7 @@ void write(util::JsonSink& o, const MemoryEstimate& m, bool detail) {
     x("label", l.label);
     x("bytes", util::json_bytes(l.total_bytes));
     x("per_gpu_bytes", util::json_bytes(l.per_gpu_bytes));
+    x("device", l.host ? "host" : "gpu");
     x("formula", l.formula);
   });
   o("assumptions", m.assumptions);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuadvisor/catalog/recipe.h"
 #include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -41,12 +42,17 @@ constexpr WeightFormat kFormats[] = {
 
 // Optimizer state per trainable parameter in mixed precision (ZeRO paper, Rajbhandari et al.
 // 2020, section 3.1: Adam keeps an fp32 master copy, momentum and variance, K = 12).
+// Without master weights (pure bf16 training) torch.optim keeps its states in the weights' dtype;
+// bitsandbytes 8-bit states stay 8-bit; paged ones live in CUDA unified memory, which the driver
+// moves to host RAM when the GPU runs short (bitsandbytes docs, "Paged optimizers").
 constexpr OptimizerInfo kOptimizers[] = {
-    {"adamw", 4, 8, "fp32 master weights + fp32 momentum and variance"},
-    {"adam", 4, 8, "fp32 master weights + fp32 momentum and variance"},
-    {"sgd", 4, 4, "fp32 master weights + fp32 momentum"},
-    {"adafactor", 4, 0, "fp32 master weights; factored second moments (rows + columns, negligible)"},
-    {"adamw-8bit", 4, 2, "fp32 master weights + 8-bit momentum and variance (bitsandbytes)"},
+    {"adamw", 4, 8, false, false, "momentum and variance"},
+    {"adam", 4, 8, false, false, "momentum and variance"},
+    {"sgd", 4, 4, false, false, "momentum"},
+    {"adafactor", 4, 0, false, false, "factored second moments (rows + columns, negligible)"},
+    {"adamw-8bit", 4, 2, true, false, "8-bit momentum and variance (bitsandbytes)"},
+    {"paged-adamw-8bit", 4, 2, true, true, "8-bit momentum and variance, paged (bitsandbytes PagedAdamW8bit)"},
+    {"paged-adamw", 4, 8, false, true, "fp32 momentum and variance, paged (bitsandbytes PagedAdamW)"},
 };
 
 const std::vector<std::string> kLoraTargets = {"q", "k", "v", "o", "gate", "up", "down"};
@@ -103,7 +109,10 @@ const WeightFormat* find_format(std::string_view id) {
 }
 
 const OptimizerInfo* find_optimizer(std::string_view id) {
-  if (id == "adam8bit" || id == "adamw8bit" || id == "adam-8bit") id = "adamw-8bit";
+  if (id == "adam8bit" || id == "adamw8bit" || id == "adam-8bit" || id == "adamw_bnb_8bit" || id == "adamw_8bit") id = "adamw-8bit";
+  if (id == "paged_adamw_8bit" || id == "pagedadamw8bit") id = "paged-adamw-8bit";
+  if (id == "paged_adamw_32bit" || id == "paged_adamw") id = "paged-adamw";
+  if (id == "adamw_torch" || id == "adamw_torch_fused") id = "adamw";
   for (const auto& o : kOptimizers)
     if (o.id == id) return &o;
   return nullptr;
@@ -145,6 +154,166 @@ std::string check_layout(const Workload& w) {
   }
   return "";
 }
+
+namespace {
+
+std::optional<bool> parse_switch(const WorkloadInput& in, const std::string& key, const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const std::string v = util::lower(text);
+  if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
+  if (v == "off" || v == "false" || v == "no" || v == "0") return false;
+  bad(in, key, choices({"on", "off"}, text));
+}
+
+std::string recipe_ids() {
+  std::vector<std::string> ids;
+  for (const auto& r : catalog::recipes()) ids.push_back(r.id);
+  return util::join(ids, ", ");
+}
+
+// The training options that change memory: a recipe's defaults, each overridden by its own flag;
+// without a recipe, the Hugging Face Trainer's defaults (the most used trainer), said so.
+void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
+  const bool lora = w.task == Task::lora || w.task == Task::qlora;
+  const catalog::Recipe* recipe = nullptr;
+  if (!in.recipe.empty()) {
+    if (!is_training(w.task)) bad(in, "recipe", "a fine-tuning recipe applies to --task train, lora or qlora");
+    std::vector<std::string> ids;
+    for (const auto& r : catalog::recipes()) ids.push_back(r.id);
+    recipe = catalog::find_recipe(util::lower(in.recipe));
+    if (!recipe) bad(in, "recipe", choices(ids, in.recipe));
+    w.recipe = recipe->id;
+  }
+  static const catalog::RecipeDefaults kNone;
+  const catalog::RecipeDefaults& r = recipe ? (lora ? recipe->adapter : recipe->full) : kNone;
+  std::vector<std::string> from_recipe;  // what the recipe set, in words
+  std::vector<std::string> taken;        // gpuadvisor's own defaults taken, in words
+  std::vector<std::string> adapter_taken;  // the same, from the adapter recipes all frameworks share
+
+  auto only_training = [&](const std::string& key, const std::string& text) {
+    if (!text.empty() && !is_training(w.task)) bad(in, key, "applies to training (--task train, lora or qlora)");
+  };
+  for (const auto& [key, text] :
+       std::vector<std::pair<std::string, std::string>>{{"master_weights", in.master_weights},
+                                                        {"gradient_dtype", in.gradient_dtype},
+                                                        {"optimizer_in_backward", in.optimizer_in_backward},
+                                                        {"chunked_loss", in.chunked_loss},
+                                                        {"packed", in.packed},
+                                                        {"activation_offload", in.activation_offload},
+                                                        {"offload", in.offload}})
+    only_training(key, text);
+  if (!is_training(w.task)) return;
+
+  // Optimizer.
+  if (in.optimizer.empty()) {
+    if (r.optimizer) {
+      const auto* o = find_optimizer(*r.optimizer);
+      if (!o) throw Error(fmt::format("recipe {}: unknown optimizer {}", recipe->id, *r.optimizer), Exit::internal);
+      w.optimizer = std::string(o->id);
+      from_recipe.push_back(fmt::format("optimizer {}", o->id));
+    } else {
+      taken.push_back("optimizer AdamW");
+    }
+  }
+  // Master weights: an fp32 copy beside 16-bit weights, or none (pure bf16 training).
+  if (!in.master_weights.empty()) {
+    const std::string v = util::lower(in.master_weights);
+    if (v == "fp32" || v == "on" || v == "true" || v == "yes") w.master_weights = true;
+    else if (v == "none" || v == "off" || v == "false" || v == "no") w.master_weights = false;
+    else bad(in, "master_weights", choices({"fp32", "none"}, in.master_weights));
+  } else if (r.master_weights) {
+    w.master_weights = *r.master_weights;
+    from_recipe.push_back(w.master_weights ? "fp32 master weights" : "no fp32 master weights (pure bf16)");
+  } else if (w.task == Task::train) {
+    taken.push_back("fp32 master weights (mixed precision)");
+  }
+  if (!in.gradient_dtype.empty()) {
+    const std::string v = util::lower(in.gradient_dtype);
+    if (v != "bf16" && v != "fp16" && v != "fp32") bad(in, "gradient_dtype", choices({"bf16", "fp16", "fp32"}, in.gradient_dtype));
+    w.fp32_gradients = v == "fp32";
+  } else if (r.gradient_dtype) {
+    w.fp32_gradients = *r.gradient_dtype == "fp32";
+    if (w.fp32_gradients) from_recipe.push_back("fp32 gradients");
+  }
+  if (auto v = parse_switch(in, "optimizer_in_backward", in.optimizer_in_backward)) w.optimizer_in_backward = *v;
+  else if (r.optimizer_in_backward) {
+    w.optimizer_in_backward = *r.optimizer_in_backward;
+    if (w.optimizer_in_backward) from_recipe.push_back("optimizer step in the backward pass");
+  }
+  // Activation checkpointing: QLoRA runs always use it (the QLoRA paper's recipe and every
+  // framework's QLoRA example); elsewhere the Trainer's default is off.
+  if (in.checkpointing.empty()) {
+    if (r.checkpointing) {
+      w.checkpointing = *r.checkpointing;
+      from_recipe.push_back(fmt::format("activation checkpointing {}", w.checkpointing));
+    } else if (lora) {
+      w.checkpointing = "full";
+      adapter_taken.push_back("activation checkpointing full (on in the adapter recipes of torchtune, Unsloth, Axolotl and LLaMA-Factory)");
+    } else {
+      taken.push_back("activation checkpointing none");
+    }
+  }
+  if (auto v = parse_switch(in, "activation_offload", in.activation_offload)) w.activation_offload = *v;
+  else if (r.activation_offload) {
+    w.activation_offload = *r.activation_offload;
+    if (w.activation_offload) from_recipe.push_back("checkpointed activations offloaded to host RAM");
+  }
+  if (w.activation_offload && w.checkpointing != "full")
+    bad(in, "activation_offload", "offloads the checkpointed layer inputs: it needs --checkpointing full");
+  if (auto v = parse_switch(in, "chunked_loss", in.chunked_loss)) w.chunked_loss = *v;
+  else if (r.chunked_loss) {
+    w.chunked_loss = *r.chunked_loss;
+    if (w.chunked_loss) from_recipe.push_back("chunked cross-entropy loss");
+  } else if (lora) {
+    w.chunked_loss = true;
+    adapter_taken.push_back("chunked cross-entropy loss (torchtune's and Unsloth's; the whole logits with --chunked-loss=off)");
+  } else {
+    taken.push_back("loss over the whole logits");
+  }
+  if (auto v = parse_switch(in, "packed", in.packed)) w.packed = *v;
+  else if (r.packed) {
+    w.packed = *r.packed;
+    if (w.packed) from_recipe.push_back("packed sequences");
+  }
+  // Sharding: a recipe's ZeRO stage applies on several GPUs only.
+  if (in.zero.empty() && r.zero && w.dp() > 1) {
+    w.zero = *r.zero;
+    s.zero = true;
+    from_recipe.push_back(fmt::format("ZeRO-{}", w.zero));
+  }
+  if (util::lower(in.zero) == "fsdp" || (r.sharding && *r.sharding == "fsdp")) w.fsdp = true;
+  if (!in.offload.empty()) {
+    std::string v = util::lower(in.offload);
+    if (v == "params" || v == "parameters" || v == "all") v = "optimizer+params";
+    if (v != "none" && v != "optimizer" && v != "optimizer+params")
+      bad(in, "offload", choices({"none", "optimizer", "params"}, in.offload));
+    w.offload = v;
+    s.offload = true;
+  } else if (r.offload) {
+    w.offload = *r.offload;
+  }
+  if (w.offload == "optimizer+params" && w.zero < 3) {
+    if (!in.zero.empty()) bad(in, "offload", "offloading parameters needs ZeRO-3 or FSDP (--zero 3)");
+    w.zero = 3;
+    s.zero = true;
+    w.assumptions.push_back("ZeRO-3: parameters offload to host RAM shards them (ZeRO-Infinity, FSDP CPU offload)");
+  }
+  if (w.optimizer_in_backward && w.zero > 0 && !w.fsdp)
+    bad(in, "optimizer_in_backward", "DeepSpeed ZeRO steps the optimizer on its own partitions; use it without --zero or with FSDP");
+
+  if (recipe) {
+    const auto& src = recipe->sources.front();
+    w.assumptions.push_back(fmt::format("recipe {}: {} ({})", recipe->id, util::join(from_recipe, ", "), src.title));
+  }
+  if (!adapter_taken.empty())
+    w.assumptions.push_back(fmt::format("fine-tuning defaults: {} (--recipe for one framework's)", util::join(adapter_taken, "; ")));
+  if (!taken.empty())
+    w.assumptions.push_back(fmt::format("fine-tuning defaults: {}, as the Hugging Face Trainer does (the most used "
+                                        "trainer; --recipe {} for another framework's)",
+                                        util::join(taken, ", "), recipe_ids()));
+}
+
+}  // namespace
 
 Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models, WorkloadSet* set) {
   Workload w;
@@ -257,6 +426,13 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     w.precision = default_precision(w.task);
     w.assumptions.push_back(fmt::format("precision: {} (the default for {})", w.precision, name(w.task)));
   }
+  // QLoRA's base is NF4 by definition: a 16-bit precision names the compute dtype over it.
+  if (w.task == Task::qlora && s.precision && (w.precision == "bf16" || w.precision == "fp16" || w.precision == "fp32")) {
+    w.assumptions.push_back(fmt::format("precision: {} compute over an NF4 base (QLoRA quantizes the base to NF4; "
+                                        "--precision int4, gptq-int4, awq-int4 or int8 for another base)",
+                                        w.precision));
+    w.precision = "nf4";
+  }
   const auto& fmt_ = w.format();
   if (w.task == Task::train && fmt_.bits < 8)
     bad(in, "precision", fmt::format("full training needs fp32, tf32, fp16, bf16 or fp8 weights, got {} (4-bit bases train with --task qlora)", w.precision));
@@ -270,8 +446,6 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     const auto* o = find_optimizer(util::lower(in.optimizer));
     if (!o) bad(in, "optimizer", choices(names_of(kOptimizers), in.optimizer));
     w.optimizer = std::string(o->id);
-  } else if (is_training(w.task)) {
-    w.assumptions.push_back("optimizer: AdamW (fp32 master weights, momentum and variance)");
   }
 
   // Sizes.
@@ -323,11 +497,6 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     if (c != "none" && c != "selective" && c != "full") bad(in, "checkpointing", choices({"none", "selective", "full"}, in.checkpointing));
     w.checkpointing = c;
     s.checkpointing = true;
-  } else if (w.task == Task::qlora) {
-    w.checkpointing = "full";
-    w.assumptions.push_back("activation checkpointing: full (the QLoRA recipe's default)");
-  } else if (is_training(w.task)) {
-    w.assumptions.push_back("activation checkpointing: none");
   }
   if (!in.flash_attention.empty()) {
     s.flash_attention = true;
@@ -358,11 +527,24 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     bad(in, !in.lora_rank.empty() ? "lora_rank" : "lora_targets", "applies to --task lora or qlora");
   }
 
+  training_options(in, w, s);
+
   if (!in.kv_precision.empty()) {
     std::string k = util::lower(in.kv_precision);
     static const std::vector<std::string> kv = {"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
     if (std::find(kv.begin(), kv.end(), k) == kv.end()) bad(in, "kv_precision", choices(kv, in.kv_precision));
     w.kv_precision = k;
+  }
+  if (!in.gpu_layers.empty()) {
+    if (is_training(w.task)) bad(in, "gpu_layers", "llama.cpp's partial offload applies to --task inference");
+    if (!w.model.is_transformer() || w.model.layers <= 0) bad(in, "gpu_layers", "needs a transformer model with layers");
+    long long n = need(in, "gpu_layers", util::parse_int(in.gpu_layers, 0, 100'000));
+    if (w.tp > 1 || w.pp > 1 || w.gpus > 1) bad(in, "gpu_layers", "partial offload is planned for one GPU; drop --gpus/--tp/--pp");
+    if (n > w.model.layers) {
+      w.assumptions.push_back(fmt::format("--gpu-layers {}: all {} layers on the GPU", n, w.model.layers));
+      n = w.model.layers;
+    }
+    w.gpu_layers = static_cast<int>(n);
   }
   if (!in.tokens.empty()) {
     w.tokens = need(in, "tokens", util::parse_count(in.tokens));
@@ -382,7 +564,9 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
   util::Fields f(doc, root, pointer, "profile");
   static const std::vector<std::string> keys = {
       "model", "model_config", "model_file", "task", "precision", "optimizer", "batch", "seq_len", "gpus", "zero",
-      "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu"};
+      "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu",
+      "recipe", "master_weights", "gradient_dtype", "optimizer_in_backward", "chunked_loss", "packed",
+      "activation_offload", "offload", "gpu_layers"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
   // "file:line" of each field; the fields of a one-line document (a batch line) share one.
   int at_line = -1;
@@ -423,7 +607,12 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"zero", &WorkloadInput::zero}, {"tp", &WorkloadInput::tp}, {"pp", &WorkloadInput::pp},
         {"checkpointing", &WorkloadInput::checkpointing}, {"flash_attention", &WorkloadInput::flash_attention},
         {"lora_rank", &WorkloadInput::lora_rank}, {"lora_targets", &WorkloadInput::lora_targets},
-        {"kv_precision", &WorkloadInput::kv_precision}, {"tokens", &WorkloadInput::tokens}, {"mfu", &WorkloadInput::mfu}};
+        {"kv_precision", &WorkloadInput::kv_precision}, {"tokens", &WorkloadInput::tokens}, {"mfu", &WorkloadInput::mfu},
+        {"recipe", &WorkloadInput::recipe}, {"master_weights", &WorkloadInput::master_weights},
+        {"gradient_dtype", &WorkloadInput::gradient_dtype}, {"optimizer_in_backward", &WorkloadInput::optimizer_in_backward},
+        {"chunked_loss", &WorkloadInput::chunked_loss}, {"packed", &WorkloadInput::packed},
+        {"activation_offload", &WorkloadInput::activation_offload}, {"offload", &WorkloadInput::offload},
+        {"gpu_layers", &WorkloadInput::gpu_layers}};
     for (const auto& [k, m] : members)
       if (k == key) field = m;
     if (field && (flags.*field).empty()) {
@@ -456,7 +645,16 @@ void write(util::JsonSink& o, const Workload& w) {
   if (is_training(w.task)) {
     o("zero", w.zero);
     o("checkpointing", w.checkpointing);
+    if (!w.recipe.empty()) o("recipe", w.recipe);
+    o("master_weights", w.task == Task::train && w.master_weights && w.format().bits < 32);
+    o("gradient_dtype", w.fp32_gradients || w.format().bits >= 32 ? "fp32" : w.precision == "fp16" ? "fp16" : "bf16");
+    o("optimizer_in_backward", w.optimizer_in_backward);
+    o("chunked_loss", w.chunked_loss);
+    o("packed", w.packed);
+    o("activation_offload", w.activation_offload);
+    o("offload", w.offload);
   }
+  if (w.gpu_layers) o("gpu_layers", *w.gpu_layers);
   o("flash_attention", w.flash_attention);
   if (w.task == Task::lora || w.task == Task::qlora) {
     o("lora_rank", w.lora_rank);

@@ -231,6 +231,7 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
       std::vector<std::string> parts;
       double other = 0;
       for (const auto& l : estimate::estimate_memory(c.w, data.eff, false).lines) {
+        if (l.host) continue;
         if (l.id == "weights" || l.id == "kv_cache" || l.id == "activations" || l.id == "optimizer_state" || l.id == "gradients" ||
             l.id == "master_weights")
           parts.push_back(fmt::format("{}{} {}", l.id == "weights" ? precision + " " : "", l.label, util::format_bytes(l.per_gpu_bytes)));

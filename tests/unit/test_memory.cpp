@@ -34,12 +34,43 @@ TEST_CASE("estimate::memory: ZeRO paper, 7.5B parameters on 64 GPUs (Rajbhandari
   in.precision = "fp16";
   in.gpus = "64";
   // Model states per device: 120 GB baseline, 31.4 GB stage 1, 16.6 GB stage 2, 1.9 GB stage 3.
+  // The paper counts K = 12 bytes of optimizer state and no fp32 gradient partition; DeepSpeed
+  // allocates one (4 bytes per parameter over the GPUs): beside the full 16-bit gradients at
+  // stage 1, instead of the 16-bit partition at stages 2 and 3 (DeepSpeed's estimator: 18P/N at
+  // stage 3, the paper 16P/N).
   const double expected[] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+  const double fp32_partition[] = {0, 7.5e9 * 4 / 64, 7.5e9 * 2 / 64, 7.5e9 * 2 / 64};
   for (int stage = 0; stage <= 3; ++stage) {
     in.zero = std::to_string(stage);
     auto m = estimate::estimate_memory(make(in), eff());
     INFO("stage " << stage);
-    CHECK(model_states(m) == Approx(expected[stage]).epsilon(0.02));
+    CHECK(model_states(m) == Approx(expected[stage] + fp32_partition[stage]).epsilon(0.02));
+  }
+}
+
+// DeepSpeed's own estimator (deepspeed.runtime.zero.stage3.estimate_zero3_model_states_mem_needs,
+// docs "Memory Requirements"): per GPU, largest_layer_memory + 18 x params / GPUs, with
+// largest_layer_memory = 4 x the largest layer's parameters; worked here for Llama 3.1 8B on
+// 8 GPUs (largest layer: the 128,256 x 4,096 embedding).
+TEST_CASE("estimate::memory: ZeRO-3 model states as DeepSpeed's estimator counts them", "[memory][zero]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.task = "train";
+  in.gpus = "8";
+  in.zero = "3";
+  auto m = estimate::estimate_memory(make(in), eff());
+  const double P = 8030261248.0, largest = 128256.0 * 4096;
+  CHECK(model_states(m) == Approx(18 * P / 8));
+  CHECK(m.line("gather_buffers") == Approx(4 * largest));
+  // The estimator's total: 18 x 8.03B / 8 + 4 x 525.3M = 20.17 GB.
+  CHECK(model_states(m) + m.line("gather_buffers") == Approx(20.17e9).epsilon(0.005));
+  SECTION("parameters offloaded: only the gathered layer stays (offload_param=cpu: largest_layer_memory)") {
+    in.offload = "params";
+    auto o = estimate::estimate_memory(make(in), eff());
+    CHECK(model_states(o) == 0);
+    CHECK(o.line("gather_buffers") == Approx(4 * largest));
+    // Host RAM: 18 bytes per parameter in all (the estimator adds a 1.5 buffer factor on top).
+    CHECK(o.host_bytes == Approx(18 * P));
   }
 }
 
@@ -260,4 +291,106 @@ TEST_CASE("cli: a memory --batch-file line is the single run's JSON without brea
   }
   std::filesystem::remove(profile);
   CHECK(compared >= 6);
+}
+
+// torchtune README, "Memory and training speed" (pytorch/torchtune@bd2a0fc): Llama 3.1 8B, batch 2,
+// packed to 2,048 tokens, on one RTX 4090: full fine-tune 18.9 GiB, LoRA 16.2 GiB, QLoRA 7.4 GiB
+// peak memory, with the single-device recipes (8B_full_single_device.yaml: bf16, PagedAdamW8bit,
+// optimizer_in_bwd, activation checkpointing; 8B_lora/qlora_single_device.yaml: rank 8 on
+// q, v, output projections and the MLP). Their peak is PyTorch's: the CUDA context and the
+// fragmentation reserve are left out of the comparison; within 10%.
+TEST_CASE("estimate::memory: torchtune single-device recipes against their published peaks", "[memory][recipe]") {
+  constexpr double GiB = 1024.0 * 1024 * 1024;
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.recipe = "torchtune";
+  in.batch = "2";
+  in.seq_len = "2048";
+  auto allocated = [](const estimate::MemoryEstimate& m) {
+    return m.per_gpu_bytes - m.line("cuda_context") - m.line("fragmentation");
+  };
+  SECTION("full fine-tune: no master copy, the paged 8-bit optimizer in host RAM, one gradient at a time") {
+    in.task = "train";
+    auto w = make(in);
+    CHECK_FALSE(w.master_weights);
+    CHECK(w.optimizer == "paged-adamw-8bit");
+    CHECK(w.optimizer_in_backward);
+    auto m = estimate::estimate_memory(w, eff());
+    CHECK(m.line("master_weights") == 0);
+    CHECK(m.line("optimizer_state") == 0);
+    CHECK(m.host_line("optimizer_state") == Approx(8030261248.0 * 2));
+    CHECK(m.line("gradients") == Approx(128256.0 * 4096 * 2));
+    CHECK(allocated(m) / GiB == Approx(18.9).epsilon(0.10));
+    const auto* g = test::gpus().find("rtx-4090");
+    REQUIRE(g);
+    CHECK(estimate::fit(w, *g, eff()).fits);
+  }
+  SECTION("LoRA") {
+    in.task = "lora";
+    in.lora_rank = "8";
+    in.lora_targets = "q,v,o,gate,up,down";
+    auto m = estimate::estimate_memory(make(in), eff());
+    CHECK(allocated(m) / GiB == Approx(16.2).epsilon(0.10));
+  }
+  SECTION("QLoRA, --precision bf16 naming the compute dtype over the NF4 base") {
+    in.task = "qlora";
+    in.precision = "bf16";
+    in.lora_rank = "8";
+    in.lora_targets = "q,v,o,gate,up,down";
+    auto w = make(in);
+    CHECK(w.precision == "nf4");
+    auto m = estimate::estimate_memory(w, eff());
+    CHECK(allocated(m) / GiB == Approx(7.4).epsilon(0.10));
+  }
+}
+
+TEST_CASE("estimate::memory: recipe and training flags", "[memory][recipe]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.task = "train";
+  SECTION("a flag overrides the recipe") {
+    in.recipe = "torchtune";
+    in.master_weights = "fp32";
+    in.optimizer = "adamw";
+    auto w = make(in);
+    CHECK(w.master_weights);
+    CHECK(w.optimizer == "adamw");
+    CHECK(w.optimizer_in_backward);
+  }
+  SECTION("chunked loss holds one of 8 chunks of the logits") {
+    auto whole = estimate::estimate_memory(make(in), eff());
+    in.chunked_loss = "on";
+    auto chunked = estimate::estimate_memory(make(in), eff());
+    CHECK(chunked.line("logits") == Approx(whole.line("logits") / 8));
+    CHECK(whole.line("logits") == Approx(2048.0 * 128256 * 6));
+  }
+  SECTION("without master weights torch.optim keeps AdamW states in bf16") {
+    in.master_weights = "none";
+    auto m = estimate::estimate_memory(make(in), eff());
+    CHECK(m.line("master_weights") == 0);
+    CHECK(m.line("optimizer_state") == Approx(8030261248.0 * 4));
+  }
+  SECTION("Megatron-LM: 18 bytes per parameter (bf16 weights, fp32 gradients, fp32 master and Adam)") {
+    in.recipe = "megatron";
+    auto m = estimate::estimate_memory(make(in), eff());
+    CHECK(model_states(m) == Approx(8030261248.0 * 18));
+  }
+  SECTION("ZeRO-Offload moves the fp32 master, optimizer state and gradient partition to host RAM") {
+    in.gpus = "8";
+    in.zero = "2";
+    in.offload = "optimizer";
+    auto m = estimate::estimate_memory(make(in), eff());
+    CHECK(m.line("optimizer_state") == 0);
+    CHECK(m.line("master_weights") == 0);
+    CHECK(m.per_gpu_host_bytes == Approx(8030261248.0 * 16 / 8));
+    CHECK(m.host_bytes == Approx(8030261248.0 * 16));
+  }
+  SECTION("errors name the flag") {
+    in.recipe = "torchtun";
+    CHECK_THROWS_WITH(make(in), Catch::Contains("--recipe: expected one of torchtune,") && Catch::Contains("did you mean 'torchtune'"));
+    in.recipe = "";
+    in.task = "inference";
+    in.chunked_loss = "on";
+    CHECK_THROWS_WITH(make(in), "--chunked-loss: applies to training (--task train, lora or qlora)");
+  }
 }

@@ -20,21 +20,25 @@ namespace gpuadvisor::estimate {
 
 struct MemoryLine {
   std::string id;       ///< weights, quantization_constants, gradients, master_weights, optimizer_state,
-                        ///< adapters, activations, logits, kv_cache, cuda_context, fragmentation
+                        ///< adapters, activations, logits, kv_cache, gather_buffers, cuda_context, fragmentation
   std::string label;    ///< for people
   double per_gpu_bytes = 0;
   double total_bytes = 0;  ///< summed over all GPUs of the job
   std::string formula;  ///< how it was computed, in one line
+  bool host = false;    ///< held in host RAM (offload, paged optimizer, llama.cpp CPU layers), not on the GPU
 };
 
 struct MemoryEstimate {
   std::vector<MemoryLine> lines;
-  double per_gpu_bytes = 0;
-  double total_bytes = 0;
+  double per_gpu_bytes = 0;       ///< GPU lines of one GPU
+  double total_bytes = 0;         ///< GPU lines over all GPUs
+  double per_gpu_host_bytes = 0;  ///< host RAM lines of one GPU's process
+  double host_bytes = 0;          ///< host RAM lines over all processes of the job
   bool activations_known = true;  ///< false for vision presets without a published figure
   std::vector<std::string> assumptions;
 
-  double line(const std::string& id) const;  ///< per-GPU bytes of a line, 0 if absent
+  double line(const std::string& id) const;       ///< per-GPU bytes of a line on the GPU, 0 if absent
+  double host_line(const std::string& id) const;  ///< per-GPU-process bytes of a line in host RAM, 0 if absent
 };
 
 /// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O. Without `explain` the lines
@@ -44,9 +48,9 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
 /// The lines of an estimate, in the order they are listed.
 enum class MemoryLineId {
   weights, quantization_constants, gradients, master_weights, optimizer_state, adapters,
-  activations, logits, kv_cache, cuda_context, fragmentation
+  activations, logits, kv_cache, gather_buffers, cuda_context, fragmentation
 };
-inline constexpr std::size_t kMemoryLineCount = 11;
+inline constexpr std::size_t kMemoryLineCount = 12;
 /// The line's id in MemoryLine::id and in JSON ("kv_cache").
 std::string_view line_id(MemoryLineId id);
 
@@ -54,8 +58,9 @@ std::string_view line_id(MemoryLineId id);
 /// their sum, equal to the bit to MemoryEstimate::per_gpu_bytes. No allocation: this is what the
 /// searches (fit, plan_layout) and the speed estimator run, many times per candidate.
 struct MemoryBytes {
-  std::array<double, kMemoryLineCount> lines{};
+  std::array<double, kMemoryLineCount> lines{};  ///< GPU bytes by line
   double per_gpu_bytes = 0;
+  double host_bytes = 0;  ///< host RAM of one GPU's process
   bool activations_known = true;
   double operator[](MemoryLineId id) const { return lines[static_cast<std::size_t>(id)]; }
 };
@@ -75,6 +80,14 @@ double kv_bytes_per_token(const catalog::Model& m, std::string_view kv_precision
 /// Korthikanti et al. 2022, eq. 1, s*b*h*(34 + 5*a*s/h), generalised term by term to gated MLPs
 /// and grouped KV heads (equal to the paper's for GPT-style layers); `flash` drops 5*a*s^2*b.
 double activation_bytes_per_layer(const catalog::Model& m, double seq, double batch, bool flash);
+
+/// Chunks of tokens a chunked loss computes the logits in (torchtune's LinearCrossEntropyLoss,
+/// num_output_chunks = 8): one chunk's logits are alive at a time.
+inline constexpr double kLossChunks = 8;
+/// Parameters of the largest single tensor (an embedding or LM head for most LLMs; DeepSpeed's
+/// estimator's largest_layer_params) and of one transformer layer (an FSDP unit).
+double largest_tensor_params(const catalog::Model& m);
+double layer_params(const catalog::Model& m);
 
 /// Fraction of GPU memory left free by default: serving engines do not allocate all of it
 /// (vLLM's gpu_memory_utilization defaults to 0.9), and a job planned to the last byte fails.

@@ -40,7 +40,9 @@ const WeightFormat* find_format(std::string_view id);
 struct OptimizerInfo {
   std::string_view id;
   double master_bytes;  ///< fp32 master copy in mixed precision (0 in pure fp32 training)
-  double state_bytes;   ///< momentum/variance etc.
+  double state_bytes;   ///< momentum/variance etc. in fp32 (or 8-bit) beside fp32 master weights
+  bool eight_bit;       ///< 8-bit states (bitsandbytes): their size does not follow the weights' dtype
+  bool paged;           ///< bitsandbytes paged optimizer: states in CUDA unified memory, paged to host RAM
   std::string_view note;
 };
 std::span<const OptimizerInfo> optimizers();
@@ -51,6 +53,8 @@ struct WorkloadInput {
   std::string model, model_config, model_file;
   std::string task, precision, optimizer, batch, seq_len, gpus, zero, tp, pp, checkpointing, flash_attention;
   std::string lora_rank, lora_targets, kv_precision, tokens, mfu;
+  std::string recipe, master_weights, gradient_dtype, optimizer_in_backward, chunked_loss, packed, activation_offload;
+  std::string offload, gpu_layers;
   std::string profile;  ///< --profile FILE
   /// Where each field came from, for messages: "--batch" or "profile.json:4: field 'batch'".
   std::map<std::string, std::string> where;
@@ -76,6 +80,16 @@ struct Workload {
   std::string kv_precision = "fp16";
   double tokens = 0;  ///< training tokens, 0 = not given
   std::optional<double> mfu;
+  std::string recipe;                     ///< a data/recipes.json id, or empty
+  bool master_weights = true;             ///< fp32 master copy beside 16-bit weights (mixed precision)
+  bool fp32_gradients = false;            ///< gradients kept in fp32 (Megatron-LM's main_grad)
+  bool optimizer_in_backward = false;     ///< each parameter stepped as its gradient is made
+  bool chunked_loss = false;              ///< logits and loss computed in chunks of tokens
+  bool packed = false;                    ///< sequences packed to seq_len (no padding)
+  bool activation_offload = false;        ///< checkpointed layer inputs kept in host RAM
+  bool fsdp = false;                      ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
+  std::string offload = "none";           ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
+  std::optional<int> gpu_layers;          ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
   std::vector<std::string> assumptions;  ///< every default taken, in words
 
   const WeightFormat& format() const;
@@ -85,7 +99,7 @@ struct Workload {
 /// Which fields were set explicitly (so that recommend can vary the others).
 struct WorkloadSet {
   bool precision = false, gpus = false, batch = false, seq_len = false, task = false, tp = false, zero = false;
-  bool pp = false, checkpointing = false, flash_attention = false;
+  bool pp = false, checkpointing = false, flash_attention = false, offload = false;
 };
 
 /// Validates the input and fills defaults. Throws Error (exit 2) naming the flag or profile field.
