@@ -27,6 +27,7 @@ using rules::Verdict;
 struct InspectOptions {
   std::string from;
   bool print_query = false;
+  std::string nvidia_smi = "nvidia-smi";
 };
 
 // How long nvidia-smi may take before inspect gives up (a hung GPU can hang it).
@@ -117,14 +118,19 @@ std::string first_line(const std::string& s) {
 
 // Asks nvidia-smi for the fixed field list; an older driver that rejects a field gets the next,
 // shorter list (docs/inspect.md).
-std::string query_nvidia_smi() {
+std::string query_nvidia_smi(const std::string& exe) {
   for (int level = 0; level < rules::kSmiQueryLevels; ++level) {
     auto fields = rules::smi_query_fields(level);
     std::vector<std::string> names(fields.begin(), fields.end());
-    std::vector<std::string> args = {"nvidia-smi", "--query-gpu=" + util::join(names, ","), "--format=csv"};
+    // A name without '/' is looked up on PATH (posix_spawnp); a path is run as given.
+    std::vector<std::string> args = {exe, "--query-gpu=" + util::join(names, ","), "--format=csv"};
     auto r = run_capture(args);
     if (!r) {
-      if (r.error() == "not found") throw Error("nvidia-smi not found on PATH; use --from FILE");
+      if (r.error() == "not found") {
+        if (exe.find('/') != std::string::npos)
+          throw Error(fmt::format("--nvidia-smi: {} not found or not executable; use --from FILE", util::quote(exe, 200)));
+        throw Error("nvidia-smi not found on PATH; use --nvidia-smi PATH or --from FILE");
+      }
       throw Error("nvidia-smi: " + r.error());
     }
     if (r->status == 0) return r->out;
@@ -198,7 +204,7 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
     text = std::move(r).value();
     origin = o.from == "-" ? "<stdin>" : o.from;
   } else {
-    text = query_nvidia_smi();
+    text = query_nvidia_smi(o.nvidia_smi);
     origin = "nvidia-smi";
   }
   auto cap = rules::parse_smi_csv(text, origin);
@@ -264,6 +270,7 @@ void setup_inspect(CLI::App& app, Context& ctx) {
   cmd->add_option("--from", o->from,
                   "Read nvidia-smi CSV output from FILE ('-' is standard input) instead of running nvidia-smi")
       ->type_name("FILE");
+  cmd->add_option("--nvidia-smi", o->nvidia_smi, "The nvidia-smi to run (default: nvidia-smi found on PATH)")->type_name("PATH");
   cmd->add_flag("--print-query", o->print_query, "Print the nvidia-smi command inspect runs (to capture on another machine) and exit");
   cmd->footer(
       "Without --from, runs nvidia-smi (found on PATH; no shell) with the field list in docs/inspect.md.\n"

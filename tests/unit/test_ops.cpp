@@ -606,7 +606,10 @@ TEST_CASE("rules::inspect command", "[inspect]") {
     FakeSmi none("");
     auto r = test::run_cli({"inspect"});
     CHECK(r.code == 2);
-    CHECK(r.err == "gpuadvisor: error: nvidia-smi not found on PATH; use --from FILE\n");
+    CHECK(r.err == "gpuadvisor: error: nvidia-smi not found on PATH; use --nvidia-smi PATH or --from FILE\n");
+    auto p = test::run_cli({"inspect", "--nvidia-smi", "/nonexistent/nvidia-smi"});
+    CHECK(p.code == 2);
+    CHECK(p.err == "gpuadvisor: error: --nvidia-smi: \"/nonexistent/nvidia-smi\" not found or not executable; use --from FILE\n");
   }
 }
 
