@@ -68,6 +68,10 @@ void write(util::JsonSink& o, const MemoryResult& r, const catalog::Gpu* gpu, bo
       g("max_batch", max_batch);
       g("max_seq_len", max_seq_len);
       g("max_seq_len_is_model_limit", fit.max_seq_capped);
+      if (fit.kv_capacity_tokens) {
+        g("kv_cache_capacity_tokens", *fit.kv_capacity_tokens);
+        g("max_concurrency", *fit.max_concurrency);
+      }
     });
   }
 }
@@ -92,6 +96,14 @@ std::vector<std::string> fit_lines(const MemoryResult& r, const catalog::Gpu& gp
   if (r.mem.host_bytes > 0)
     out.push_back(fmt::format("Host RAM: {} beside the GPU memory{}.", util::format_bytes(r.mem.host_bytes),
                               w.gpus > 1 ? fmt::format(" ({} per GPU's process)", util::format_bytes(r.mem.per_gpu_host_bytes)) : ""));
+  if (fit.kv_capacity_tokens) {
+    out.push_back(fmt::format("KV cache capacity: {} tokens; maximum concurrency at {} tokens per sequence: {:.2f}x{}.",
+                              util::format_number(static_cast<double>(*fit.kv_capacity_tokens)),
+                              util::format_number(static_cast<double>(w.seq_len)), *fit.max_concurrency,
+                              *fit.max_concurrency < static_cast<double>(w.batch)
+                                  ? fmt::format(", below --batch {}: the engine queues the rest", w.batch)
+                                  : ""));
+  }
   if (fit.activations_unknown)
     out.push_back("No largest batch: activation memory per sample is not known for this model.");
   else if (fit.max_batch)

@@ -358,12 +358,15 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       }
     } else {
       // Inference keeps no activations between layers; the peak is one layer's working set for
-      // a prefill chunk (vLLM and llama.cpp process prompts in chunks of ~2,048 tokens).
+      // the tokens of one scheduler step. Serving engines cap those tokens over all sequences
+      // together (vLLM's chunked prefill, max_num_batched_tokens; llama.cpp's n_batch): a step
+      // holds at most 2,048 prompt tokens, however many sequences are batched.
+      double tokens = std::min(s * b, kPrefillChunk);
       double chunk = std::min(s, kPrefillChunk);
       double per_tok = 2.0 * (4.0 * static_cast<double>(m.hidden) + (m.gated_mlp ? 3 : 2) * mlp_width(m));
-      double scores = w.flash_attention ? 0 : 2.0 * m.heads * chunk * s;
-      add(MemoryLineId::activations, "activations (prefill working set)", (b * chunk * per_tok + b * scores) / t, [&] {
-        return fmt::format("b x min(s, 2048) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2,
+      double scores = w.flash_attention ? 0 : 2.0 * m.heads * chunk * s * std::max(1.0, tokens / chunk);
+      add(MemoryLineId::activations, "activations (prefill working set)", (tokens * per_tok + scores) / t, [&] {
+        return fmt::format("min(b x s, 2048 tokens per step) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2,
                            w.flash_attention ? "" : " + attention scores");
       });
     }
@@ -542,6 +545,19 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
         per_sample > 0 ? 1 + std::floor((r.usable_bytes - one) / per_sample) : static_cast<double>(kMaxBatch);
     r.max_batch =
         largest(1, kMaxBatch, guess_in(guess, 1, kMaxBatch), [&](long long b) { return fits_at(b, w.seq_len); });
+  }
+  // Serving capacity: the KV-cache tokens that the memory left after everything else holds, and
+  // the sequences of this context that fit at once (vLLM logs both: "GPU KV cache size: N tokens",
+  // "Maximum concurrency for S tokens per request: X"). KV blocks are paged in 16-token blocks.
+  if (!is_training(w.task) && est[MemoryLineId::kv_cache] > 0 && w.seq_len > 0) {
+    const double frag = eff.get(catalog::FactorId::fragmentation).typical;
+    const double kv = est[MemoryLineId::kv_cache];
+    const double per_token = kv / (static_cast<double>(w.seq_len) * static_cast<double>(w.batch));
+    const double others = need - kv * (1 + frag);
+    const double free = (r.usable_bytes - others) / (1 + frag);
+    const double tokens = free > 0 ? std::floor(free / per_token / 16) * 16 : 0;
+    r.kv_capacity_tokens = static_cast<long long>(tokens);
+    r.max_concurrency = tokens / static_cast<double>(w.seq_len);
   }
   if (w.model.is_transformer()) {
     long long cap = w.model.max_context > 0 ? w.model.max_context : (1LL << 24);

@@ -102,6 +102,10 @@ struct FitResult {
   std::optional<long long> max_seq_len;      ///< longest sequence/context at this batch
   bool max_seq_capped = false;               ///< max_seq_len is the model's own limit
   bool activations_unknown = false;          ///< no per-sample activation figure: no max_batch
+  /// Inference: KV-cache tokens per GPU that fit beside everything else (16-token blocks), and
+  /// how many sequences of the context that is (vLLM's "maximum concurrency").
+  std::optional<long long> kv_capacity_tokens;
+  std::optional<double> max_concurrency;
 };
 
 /// Does the workload fit on `gpu` (w.gpus of them), keeping `headroom` of its memory free? With
