@@ -100,6 +100,11 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
   g.street = read_price(f, "street_price");
   g.used = read_price(f, "used_price");
+  if (f.has("status") && !f.raw("status").is_null()) g.status = one_of(f, "status", {"in_production", "end_of_life", "discontinued"});
+  if (auto y = f.opt_integer("status_year", 1990, 2100)) g.status_year = static_cast<int>(*y);
+  if (f.has("status_source") && !f.raw("status_source").is_null()) g.status_source = read_source(f, "status_source");
+  g.status_as_of = f.opt_str("status_as_of").value_or("");
+  if (f.has("market") && !f.raw("market").is_null()) g.market = one_of(f, "market", {"global", "china"});
   g.sources = read_sources(f);
   g.as_of = f.opt_str("as_of").value_or("");
   g.notes = f.opt_str("notes").value_or("");
@@ -143,15 +148,18 @@ const ArchitectureInfo* find_architecture(std::string_view id) {
 }
 
 std::optional<double> Gpu::price_usd(bool prefer_used) const {
-  if (prefer_used && used.usd) return used.usd;
-  if (street.usd) return street.usd;
-  return launch_msrp_usd;
+  auto kind = price_kind(prefer_used);
+  if (kind == "used") return used.usd;
+  if (kind == "street") return street.usd;
+  if (kind == "msrp") return launch_msrp_usd;
+  return std::nullopt;
 }
 
 std::string Gpu::price_kind(bool prefer_used) const {
   if (prefer_used && used.usd) return "used";
-  if (street.usd) return "street";
-  if (launch_msrp_usd) return "msrp";
+  // A card no longer made is not sold new: its street and launch prices are history.
+  if (street.usd && !out_of_production()) return "street";
+  if (launch_msrp_usd && status == "in_production") return "msrp";
   return "";
 }
 
@@ -280,6 +288,11 @@ util::Json to_data_json(const Gpu& g) {
     j[std::string(key) + "_as_of"] = price->as_of.empty() ? util::Json(nullptr) : util::Json(price->as_of);
     j[std::string(key) + "_source"] = price->source ? source_json(*price->source) : util::Json(nullptr);
   }
+  j["status"] = g.status.empty() ? util::Json(nullptr) : util::Json(g.status);
+  j["status_year"] = opt(g.status_year);
+  j["status_source"] = g.status_source ? source_json(*g.status_source) : util::Json(nullptr);
+  j["status_as_of"] = g.status_as_of.empty() ? util::Json(nullptr) : util::Json(g.status_as_of);
+  j["market"] = g.market;
   j["sources"] = sources_json(g.sources);
   j["as_of"] = g.as_of;
   if (!g.notes.empty()) j["notes"] = g.notes;
@@ -323,6 +336,9 @@ util::Json to_output_json(const Gpu& g) {
   j["street_price_as_of"] = g.street.as_of.empty() ? util::Json(nullptr) : util::Json(g.street.as_of);
   j["used_price_usd"] = opt(g.used.usd);
   j["used_price_as_of"] = g.used.as_of.empty() ? util::Json(nullptr) : util::Json(g.used.as_of);
+  j["status"] = g.status.empty() ? util::Json(nullptr) : util::Json(g.status);
+  j["status_year"] = opt(g.status_year);
+  j["market"] = g.market;
   j["sources"] = sources_json(g.sources);
   j["as_of"] = g.as_of;
   return j;

@@ -19,7 +19,7 @@ void fields(Ar& ar, T& g) {
      g.cuda_cores, g.tensor_cores, g.memory_bytes, g.memory_type, g.memory_bus_bits, g.memory_data_rate_gbps,
      g.memory_bandwidth_gbs, g.peak_tflops, g.tdp_w, g.power_min_w, g.power_max_w, g.nvlink_generation, g.interconnect,
      g.interconnect_gbs, g.pcie_generation, g.pcie_lanes, g.mig_instances, g.ecc, g.launch_msrp_usd, g.street, g.used,
-     g.sources, g.as_of, g.notes, g.origin);
+     g.status, g.status_year, g.status_source, g.status_as_of, g.market, g.sources, g.as_of, g.notes, g.origin);
 }
 
 template <class Ar, Of<MoE> T>

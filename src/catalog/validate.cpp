@@ -25,6 +25,8 @@ constexpr ValidationRule kRules[] = {
     {"missing-as-of", Severity::error, "the record or one of its prices has no as_of date in YYYY-MM or YYYY-MM-DD"},
     {"stale-price", Severity::warning, "a price is older than 12 months"},
     {"missing-price", Severity::warning, "no street price, used price or launch MSRP is known"},
+    {"missing-status", Severity::warning, "no production status (in_production, end_of_life, discontinued) with a source"},
+    {"new-price-out-of-production", Severity::error, "a street (new) price on a card that is end of life or discontinued"},
 };
 
 struct Checker {
@@ -152,6 +154,14 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
                                          util::format_money(*price->usd), price->as_of, today));
       }
     }
+    if (g.status.empty())
+      c.add("missing-status", "no status: launch MSRP is not planned for a card not known to be in production");
+    else if (!g.status_source)
+      c.add("missing-status", fmt::format("status {} has no status_source", g.status));
+    if (g.out_of_production() && g.street.usd)
+      c.add("new-price-out-of-production",
+            fmt::format("street_price {} on a card that is {}: it is not sold new (give a used_price instead)",
+                        util::format_money(*g.street.usd), g.status == "discontinued" ? "discontinued" : "end of life"));
     if (!g.street.usd && !g.used.usd && !g.launch_msrp_usd)
       c.add("missing-price", "no street price, used price or launch MSRP: budget checks cannot price this GPU");
   }

@@ -192,6 +192,9 @@ void run_show(Context& ctx, const std::string& query) {
   kv.push_back({"Interconnect", link});
   kv.push_back({"MIG / ECC", fmt::format("{} / {}", g.mig_instances ? std::to_string(g.mig_instances) + " instances" : "no",
                                          g.ecc ? "yes" : "no")});
+  if (!g.status.empty())
+    kv.push_back({"Status", g.status + (g.status_year ? fmt::format(" ({})", *g.status_year) : "") +
+                                (g.market == "china" ? ", sold in China only" : "")});
   if (g.launch_msrp_usd) kv.push_back({"Launch MSRP", util::format_money(*g.launch_msrp_usd)});
   if (g.street.usd) kv.push_back({"Street price", util::format_money(*g.street.usd) + " (as of " + g.street.as_of + ")"});
   if (g.used.usd) kv.push_back({"Used price", util::format_money(*g.used.usd) + " (as of " + g.used.as_of + ")"});

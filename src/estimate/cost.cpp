@@ -31,7 +31,12 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
     c.purchase_usd = *c.gpu_price_usd * N;
     if (c.price_kind == "msrp") c.assumptions.push_back(fmt::format("{} has no street price: launch MSRP used", gpu.name));
   } else {
-    c.assumptions.push_back(fmt::format("{} has no known price: purchase cost unknown", gpu.name));
+    if (gpu.out_of_production())
+      c.assumptions.push_back(fmt::format("{} is {}: not sold new, purchase cost unknown{}", gpu.name,
+                                          gpu.status == "discontinued" ? "discontinued" : "end of life",
+                                          o.used ? " (no used price known)" : " (--used prices it used where known)"));
+    else
+      c.assumptions.push_back(fmt::format("{} has no known price: purchase cost unknown", gpu.name));
   }
 
   // Power: GPU TDP, plus the server platform where the data has it (8-GPU SXM baseboards).

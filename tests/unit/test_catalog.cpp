@@ -147,6 +147,9 @@ TEST_CASE("catalog::validate: every rule has a fixture that trips it", "[catalog
     r.erase("street_price_usd");
     r.erase("launch_msrp_usd");
   });
+  trips("missing-status", [](util::Json& r) { r.erase("status"); });
+  trips("missing-status", [](util::Json& r) { r["status_source"] = nullptr; });
+  trips("new-price-out-of-production", [](util::Json& r) { r["status"] = "discontinued"; });
   SECTION("duplicates across records") {
     util::Json file;
     auto a = good_record(), b = good_record();
@@ -198,4 +201,36 @@ TEST_CASE("cli: catalog commands", "[cli][catalog]") {
     CHECK(r.code == 2);
     CHECK(r.err == "gpuadvisor: error: --format: expected one of table, json, csv, markdown, got \"jsno\", did you mean 'json'?\n");
   }
+}
+
+TEST_CASE("catalog::Gpu::price_kind: no new price for a card out of production, MSRP only in production", "[catalog]") {
+  auto parse = [](const util::Json& rec) {
+    util::Json file;
+    file["gpus"] = util::Json::array({rec});
+    auto doc = util::JsonDoc::parse(file.dump(), "price.json");
+    REQUIRE(doc);
+    return Catalog::parse(*doc).front();
+  };
+  auto rec = good_record();
+  rec["street_price_usd"] = 1000;
+  rec["launch_msrp_usd"] = 1500;
+  rec["used_price_usd"] = 600;
+  rec["used_price_as_of"] = "2026-10";
+  rec["used_price_source"] = rec["street_price_source"];
+  CHECK(parse(rec).price_kind(false) == "street");
+  CHECK(parse(rec).price_kind(true) == "used");
+  rec["street_price_usd"] = nullptr;
+  CHECK(parse(rec).price_kind(false) == "msrp");
+  CHECK(*parse(rec).price_usd(false) == 1500);
+  rec["status"] = "discontinued";
+  CHECK(parse(rec).price_kind(false).empty());
+  CHECK(!parse(rec).price_usd(false));
+  CHECK(*parse(rec).price_usd(true) == 600);
+  rec["street_price_usd"] = 1000;
+  CHECK(parse(rec).price_kind(false).empty());  // a street price on a discontinued card is not planned
+  rec["status"] = nullptr;
+  rec["street_price_usd"] = nullptr;
+  CHECK(parse(rec).price_kind(false).empty());  // no status: the launch MSRP is not a price one can pay today
+  rec["status"] = "sold-out";
+  CHECK_THROWS_WITH(parse(rec), Catch::Contains("field 'status': expected one of in_production, end_of_life, discontinued"));
 }

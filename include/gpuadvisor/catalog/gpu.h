@@ -59,6 +59,13 @@ struct Gpu {
   bool ecc = false;
   std::optional<double> launch_msrp_usd;
   Price street, used;
+  /// Availability: in_production, end_of_life or discontinued ("" when no source says); the year it
+  /// left production; where that is stated; when it was checked; global or china (sold in China only).
+  std::string status;
+  std::optional<int> status_year;
+  std::optional<Source> status_source;
+  std::string status_as_of;
+  std::string market = "global";
   std::vector<Source> sources;
   std::string as_of;
   std::string notes;
@@ -75,7 +82,10 @@ struct Gpu {
   /// Whether `gpus` of these talk over the fast link: an NVLink bridge joins a pair only, so more
   /// than two bridged cards reach each other over PCIe.
   bool fast_link_for(int gpus) const { return has_fast_interconnect() && !(gpus > 2 && *interconnect == "nvlink-bridge"); }
-  /// The price to plan with: used-market price when asked and known, else street, else MSRP.
+  /// Whether the card is no longer made (end_of_life or discontinued): no new price is planned.
+  bool out_of_production() const { return status == "end_of_life" || status == "discontinued"; }
+  /// The price to plan with: the used-market price when asked and known; else the street price
+  /// unless the card is out of production; else the launch MSRP, only for a card in production.
   std::optional<double> price_usd(bool prefer_used = false) const;
   /// Which price price_usd() used: "used", "street", "msrp" or "" when none is known.
   std::string price_kind(bool prefer_used = false) const;
