@@ -1,4 +1,5 @@
 // gpuadvisor recommend: ranked, explained GPU plans for a workload within budget, power and scenario.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "context.h"
@@ -183,7 +184,20 @@ std::string failed_line(const rules::Candidate& c) {
   return s;
 }
 
-util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, const RecommendFlags& o) {
+/// Why a GPU that holds the workload has no price to plan with, in a few words.
+std::string not_priced_reason(const catalog::Catalog& cat, const std::string& id, bool used) {
+  const auto* g = cat.find(id);
+  if (!g) return "no rate";
+  if (g->out_of_production()) {
+    const std::string st = g->status == "discontinued" ? "discontinued" : "end of life";
+    if (used || !g->used.usd) return st + ", no used price";
+    return fmt::format("{}: --used prices it at {} used", st, util::format_money(*g->used.usd));
+  }
+  if (g->status.empty() && g->launch_msrp_usd) return "production status unknown, launch MSRP not planned";
+  return "no price";
+}
+
+util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, const RecommendFlags& o, const catalog::Catalog& cat) {
   const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
   util::Json j;
   j["workload"] = estimate::to_json(req.base);
@@ -206,6 +220,14 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
     j["pareto"] = p;
   }
   j["way_out"] = rec.way_out;
+  util::Json np = util::Json::array();
+  for (const auto& id : rec.not_priced) {
+    util::Json e = util::Json::object();
+    e[req.cloud ? "instance_id" : "gpu_id"] = id;
+    e["reason"] = not_priced_reason(cat, id, req.used || req.cloud);
+    np.push_back(e);
+  }
+  j["not_priced"] = np;
   j["assumptions"] = req.base.assumptions;
   return j;
 }
@@ -234,7 +256,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       auto req = make_request(ctx, flags, &in);
       auto rec = rules::recommend(req, data);
       if (rec.plans.empty()) code = Exit::no;
-      return to_json(req, rec, flags);
+      return to_json(req, rec, flags, ctx.catalog());
     });
     return;
   }
@@ -246,7 +268,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
 
   if (f == report::Format::json) {
     auto j = report::envelope("recommend");
-    const util::Json body = to_json(req, rec, o);
+    const util::Json body = to_json(req, rec, o, ctx.catalog());
     for (auto& [k, v] : body.items()) j[k] = v;
     ctx.out << report::dump(j);
     return;
@@ -358,6 +380,22 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   } else {
     ctx.out << ctx.style.bad("Nothing fits.") << " Ways out:\n";
     for (const auto& w : rec.way_out) ctx.out << "  - " << w << "\n";
+  }
+  if (!rec.not_priced.empty() && top > 0) {
+    // Grouped by reason, in the order of the reasons' first appearance.
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+    for (const auto& id : rec.not_priced) {
+      std::string reason = not_priced_reason(ctx.catalog(), id, req.used || req.cloud), item = id;
+      if (auto at = reason.find(": --used prices it at "); at != std::string::npos) {
+        item += " " + reason.substr(at + 22);
+        reason = reason.substr(0, at) + ", priced used with --used";
+      }
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == reason; });
+      if (g == groups.end()) groups.push_back({reason, {item}});
+      else g->second.push_back(item);
+    }
+    ctx.out << fmt::format("\nNot priced, but hold the workload (add a price: {}):\n", req.cloud ? "--prices FILE" : "--catalog FILE");
+    for (const auto& [reason, items] : groups) ctx.out << fmt::format("  - {}: {}\n", reason, util::join(items, ", "));
   }
   if (!rec.rejected.empty()) {
     ctx.out << "\nNearest rejected:\n";

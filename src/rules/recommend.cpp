@@ -530,6 +530,20 @@ Recommendation recommend(const Request& req, const Data& data) {
   for (auto i : out.plans) render_messages(out.candidates[i], search);
   for (auto i : out.rejected) render_messages(out.candidates[i], search);
 
+  // GPUs that hold the workload but cannot be priced: listed, never silently dropped.
+  for (const auto& c : out.candidates) {
+    bool only_price = c.perf.available;
+    bool price_failed = false;
+    for (const auto& o : c.outcomes) {
+      if (!o.applicable || o.passed || o.rule->kind != Kind::constraint) continue;
+      if (o.rule->id == "price-known") price_failed = true;
+      else only_price = false;
+    }
+    const std::string id = c.instance ? c.instance->id : c.gpu->id;
+    if (only_price && price_failed && std::find(out.not_priced.begin(), out.not_priced.end(), id) == out.not_priced.end())
+      out.not_priced.push_back(id);
+  }
+
   // Ways out when nothing is accepted.
   if (out.plans.empty()) {
     // 1. The cheapest candidate that fails only the budget.
@@ -596,19 +610,7 @@ Recommendation recommend(const Request& req, const Data& data) {
                                           c.price_usd ? util::format_money(*c.price_usd) : "unknown price"));
       }
     }
-    // GPUs that hold the workload but cannot be priced.
-    std::vector<std::string> unpriced;
-    for (const auto& c : out.candidates) {
-      bool only_price = c.perf.available;
-      bool price_failed = false;
-      for (const auto& o : c.outcomes) {
-        if (!o.applicable || o.passed || o.rule->kind != Kind::constraint) continue;
-        if (o.rule->id == "price-known") price_failed = true;
-        else only_price = false;
-      }
-      const std::string id = c.instance ? c.instance->id : c.gpu->id;
-      if (only_price && price_failed && std::find(unpriced.begin(), unpriced.end(), id) == unpriced.end()) unpriced.push_back(id);
-    }
+    const auto& unpriced = out.not_priced;
     if (!unpriced.empty())
       out.way_out.push_back(fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
                                         req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),

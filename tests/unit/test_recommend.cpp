@@ -72,10 +72,10 @@ TEST_CASE("recommend: the headline, 10B within $3,000", "[recommend]") {
     CHECK(*c.price_usd <= 3000);
     CHECK(c.memory_need_bytes <= c.gpu->memory_bytes * 0.9);
   }
-  SECTION("the RTX 4090 in fp16 is a near miss that fits in a lower precision") {
+  SECTION("the RX 7900 XTX in fp16 is a near miss that fits in a lower precision") {
     bool found = false;
     for (const auto& c : r.candidates)
-      if (c.gpu->id == "rtx-4090" && c.count == 1 && c.w.precision == "fp16") {
+      if (c.gpu->id == "rx-7900-xtx" && c.count == 1 && c.w.precision == "fp16") {
         found = true;
         CHECK_FALSE(c.accepted);
         CHECK(c.hint.rfind("fits in ", 0) == 0);
@@ -153,7 +153,7 @@ TEST_CASE("recommend: an edge scenario with a 30 W limit gets an edge device", "
 }
 
 TEST_CASE("recommend: a user rules file changes the outcome as documented", "[recommend][rules]") {
-  // Without headroom the RTX 4090 holds 10B in fp16 (23.4 of 24 GiB); the default 10% rejects it.
+  // Without headroom the RX 7900 XTX holds 10B in fp16 (23.4 of 24 GiB); the default 10% rejects it.
   const std::string path = "/tmp/gpuadvisor-test-rules.json";
   std::ofstream(path) << R"({"rules": [{"id": "memory-fit", "kind": "constraint", "metric": "memory_headroom_fraction",
     "op": ">=", "threshold": 0.0, "severity": "error", "message": "needs {memory_need}"}]})";
@@ -161,7 +161,7 @@ TEST_CASE("recommend: a user rules file changes the outcome as documented", "[re
   auto loose = run("10B", "", 3000, {path});
   auto accepted_fp16 = [](const rules::Recommendation& r) {
     for (const auto& c : r.candidates)
-      if (c.gpu->id == "rtx-4090" && c.count == 1 && c.w.precision == "fp16") return c.accepted;
+      if (c.gpu->id == "rx-7900-xtx" && c.count == 1 && c.w.precision == "fp16") return c.accepted;
     return false;
   };
   CHECK_FALSE(accepted_fp16(strict));
@@ -381,4 +381,30 @@ TEST_CASE("cli: csv outputs are for scripts: one row per plan or GPU, plain numb
   REQUIRE(cl.size() == 4);
   CHECK(cl[0].rfind("id,name,architecture,memory_bytes,memory_type,memory_bandwidth_bytes_per_s,", 0) == 0);
   CHECK(cl[2].rfind("rtx-4090,NVIDIA GeForce RTX 4090,ada,25769803776,GDDR6X,1008000000000,", 0) == 0);
+}
+
+TEST_CASE("recommend: a card out of production is never planned at a new price; --used plans it used", "[recommend][market]") {
+  for (bool used : {false, true})
+    for (const char* model : {"7B", "10B", "llama-3.1-70b"})
+      for (double budget : {1000.0, 3000.0, 50000.0}) {
+        auto req = request(model, "", budget);
+        req.used = used;
+        auto r = rules::recommend(req, data());
+        for (const auto& c : r.candidates) {
+          INFO(c.label() << (used ? " --used" : ""));
+          if (c.gpu->out_of_production()) CHECK((c.price_kind == "used" || c.price_kind.empty()));
+          if (c.price_kind == "msrp") CHECK(c.gpu->status == "in_production");
+          if (!used) CHECK(c.price_kind != "used");
+        }
+      }
+  auto plain = run("10B", "", 3000);
+  CHECK(std::find(plain.not_priced.begin(), plain.not_priced.end(), "rtx-3090") != plain.not_priced.end());
+  for (auto i : plain.plans) CHECK_FALSE(plain.candidates[i].gpu->out_of_production());
+  auto req = request("10B", "", 3000);
+  req.used = true;
+  auto used = rules::recommend(req, data());
+  bool used_3090 = false;
+  for (auto i : used.plans) used_3090 = used_3090 || (used.candidates[i].gpu->id == "rtx-3090" && used.candidates[i].price_kind == "used");
+  CHECK(used_3090);
+  CHECK(std::find(used.not_priced.begin(), used.not_priced.end(), "rtx-3090") == used.not_priced.end());
 }

@@ -69,6 +69,7 @@ struct Recommendation {
   std::vector<std::size_t> rejected;   ///< the nearest rejected candidates
   std::vector<std::size_t> pareto;     ///< accepted plans not dominated on (price, time)
   std::vector<std::string> way_out;    ///< when nothing fits: the cheapest ways out
+  std::vector<std::string> not_priced; ///< GPU (or instance) ids that hold the workload but have no price to plan with
 };
 
 struct Data {
