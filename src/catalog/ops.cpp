@@ -55,6 +55,17 @@ std::string version(const util::Fields& f, const std::string& key) {
   return *v;
 }
 
+// {"10.3": "the sm_100 code runs"}: per compute capability texts.
+std::map<std::string, std::string> text_by_cc(const util::Fields& f, const std::string& key) {
+  std::map<std::string, std::string> out;
+  if (!f.has(key)) return out;
+  const auto& obj = f.raw(key);
+  if (!obj.is_object()) f.fail(key, "expected an object of compute capability -> text, got " + util::json_snippet(obj));
+  util::Fields sub(f.doc(), obj, f.pointer(key), "");
+  for (auto& [cc, v] : obj.items()) out[cc] = sub.str(cc);
+  return out;
+}
+
 // {"8.6": "1.8", "8.7": null}: per compute capability versions, null = not checked.
 std::map<std::string, std::optional<std::string>> by_cc(const util::Fields& f, const std::string& key) {
   std::map<std::string, std::optional<std::string>> out;
@@ -90,6 +101,25 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
     s.runs_from = opt_version(f, n + "_runs_from");
     s.note = f.opt_str(n + "_note").value_or("");
     a.framework_first_by_cc[idx(fw)] = by_cc(f, n + "_first_by_cc");
+    a.framework_runs_from_by_cc[idx(fw)] = by_cc(f, n + "_runs_from_by_cc");
+    a.framework_note_by_cc[idx(fw)] = text_by_cc(f, n + "_note_by_cc");
+  }
+  // A per compute capability override for a capability the architecture does not list is a typo.
+  auto check_ccs = [&](const std::string& key, const auto& m) {
+    for (const auto& [cc, v] : m) {
+      (void)v;
+      if (std::none_of(a.compute_capabilities.begin(), a.compute_capabilities.end(),
+                       [&](const std::string& c) { return c == cc; }))
+        f.fail(key, fmt::format("compute capability {} is not one of {} ({})", util::quote(cc), util::quote(a.id),
+                                util::join(a.compute_capabilities, ", ")));
+    }
+  };
+  check_ccs("first_cuda_by_cc", a.first_cuda_by_cc);
+  for (auto fw : kFrameworks) {
+    std::string n(name(fw));
+    check_ccs(n + "_first_by_cc", a.framework_first_by_cc[idx(fw)]);
+    check_ccs(n + "_runs_from_by_cc", a.framework_runs_from_by_cc[idx(fw)]);
+    check_ccs(n + "_note_by_cc", a.framework_note_by_cc[idx(fw)]);
   }
   if (f.has("features")) {
     util::Fields ft(doc, f.raw("features"), f.pointer("features"), label + ": features");
@@ -154,6 +184,16 @@ FrameworkRelease parse_release(const util::JsonDoc& doc, const util::Json& j, co
   r.cuda = strings(f, "cuda", true);
   for (const auto& c : r.cuda)
     if (!parse_version(c)) f.fail("cuda", fmt::format("expected CUDA versions like 11.8, got {}", util::quote(c)));
+  if (f.has("packages")) {
+    const auto& obj = f.raw("packages");
+    if (!obj.is_object()) f.fail("packages", "expected an object of CUDA version -> package name, got " + util::json_snippet(obj));
+    util::Fields sub(doc, obj, f.pointer("packages"), "");
+    for (auto& [c, v] : obj.items()) {
+      if (std::find(r.cuda.begin(), r.cuda.end(), c) == r.cuda.end())
+        sub.fail(c, fmt::format("CUDA {} is not one of the release's builds ({})", c, util::join(r.cuda, ", ")));
+      r.packages[c] = sub.str(c);
+    }
+  }
   r.cudnn = f.opt_str("cudnn");
   r.notes = f.opt_str("notes").value_or("");
   r.sources = read_sources(f);
@@ -367,7 +407,15 @@ FrameworkSupport ArchCompat::framework_for(Framework f, const std::string& cc) c
     s.first = it->second;
     if (!it->second) s.runs_from.reset();
   }
+  if (auto it = framework_runs_from_by_cc[idx(f)].find(cc); it != framework_runs_from_by_cc[idx(f)].end())
+    s.runs_from = it->second;
+  if (auto it = framework_note_by_cc[idx(f)].find(cc); it != framework_note_by_cc[idx(f)].end()) s.note = it->second;
   return s;
+}
+
+std::string FrameworkRelease::package(const std::string& c) const {
+  auto it = packages.find(c);
+  return it == packages.end() ? std::string() : it->second;
 }
 
 const CompatTable& CompatTable::embedded() {
@@ -553,22 +601,37 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   r.first_cuda = a->first_cuda_for(r.cc);
   if (r.first_cuda) r.first_cuda_row = t.cuda(must_parse(*r.first_cuda));
   const auto& last = a->last_cuda;
-  // Framework builds target the architecture's first compute capability (sm_80, sm_90); its code
-  // runs on the later capabilities of the same major, so their toolkit is the architecture's first.
-  const std::string base_cuda = a->first_cuda;
-  const std::string base_sm = sm_name(a->compute_capabilities.front());
-  std::set<std::string> used = {"first_cuda", "compute_capabilities"};
+  // Framework builds target the first compute capability of each major (sm_80, sm_100, sm_110, sm_120);
+  // that code runs on the later capabilities of the same major (binary compatibility), so the toolkit
+  // a build needs is the first one for that capability.
+  const std::string base_cc = [&] {
+    const Version target = must_parse(r.cc);
+    std::string best = r.cc;
+    for (const auto& c : a->compute_capabilities) {
+      Version v = must_parse(c);
+      if (v.parts[0] == target.parts[0] && v < must_parse(best)) best = c;
+    }
+    return best;
+  }();
+  const std::string base_cuda = a->first_cuda_for(base_cc).value_or(a->first_cuda);
+  const std::string base_sm = sm_name(base_cc);
+  // Source fields name the keys they back; "first_cuda_by_cc.10.3" backs one capability only.
+  std::set<std::string> used = {"first_cuda", "compute_capabilities", "first_cuda_by_cc." + r.cc};
   bool summary_only = !q.cuda && !q.driver && !q.framework;
   if (summary_only) used.insert("features");
 
   for (auto fw : kFrameworks) {
-    FrameworkSummary s{fw, a->framework_for(fw, r.cc), std::nullopt};
+    FrameworkSummary s{fw, a->framework_for(fw, r.cc), std::nullopt, ""};
     if (s.support.first)
-      if (const auto* rel = t.release(fw, must_parse(*s.support.first))) s.build_cuda = pick_build(*rel, base_cuda, last);
+      if (const auto* rel = t.release(fw, must_parse(*s.support.first))) {
+        s.build_cuda = pick_build(*rel, base_cuda, last);
+        if (s.build_cuda) s.build_package = rel->package(*s.build_cuda);
+      }
     r.frameworks.push_back(s);
     if (summary_only || q.framework == fw) {
       std::string n(name(fw));
       for (const char* k : {"_first", "_runs_from", "_note", "_first_by_cc", "_native"}) used.insert(n + k);
+      for (const char* k : {"_first_by_cc.", "_runs_from_by_cc.", "_note_by_cc."}) used.insert(n + k + r.cc);
     }
   }
   add_sources(r.sources, a->sources, &used);
@@ -614,16 +677,18 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
     const std::string disp(display(fw));
     const FrameworkSupport s = a->framework_for(fw, r.cc);
     const FrameworkSummary& sum = r.frameworks[idx(fw)];
-    auto first_text = [&] {
-      return fmt::format("{} {} or newer{}", disp, *s.first, sum.build_cuda ? fmt::format(" (its CUDA {} build)", *sum.build_cuda) : "");
-    };
+    // " (its CUDA 12.9 build, jax-cuda12-plugin)"
+    const std::string first_build =
+        sum.build_cuda ? fmt::format(" (its CUDA {} build{})", *sum.build_cuda,
+                                     sum.build_package.empty() ? "" : ", " + sum.build_package)
+                       : "";
+    auto first_text = [&] { return fmt::format("{} {} or newer{}", disp, *s.first, first_build); };
     CompatCheck c{"framework", disp, Answer::yes, "", ""};
     const FrameworkRelease* rel = q.framework_version ? t.release(fw, *q.framework_version) : nullptr;
     if (rel) add_sources(r.sources, rel->sources);
     if (!q.framework_version) {
       if (s.first) {
-        c.detail = fmt::format("the first release with prebuilt {} support is {}{}", label, *s.first,
-                               sum.build_cuda ? fmt::format(" (its CUDA {} build)", *sum.build_cuda) : "");
+        c.detail = fmt::format("the first release with prebuilt {} support is {}{}", label, *s.first, first_build);
       } else if (s.runs_from) {
         c.detail = fmt::format("it runs from {} on. {}", *s.runs_from, s.note);
       } else {
@@ -643,6 +708,14 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
           c.needed = first_text();
         } else if (rel) {
           auto build = pick_build(*rel, base_cuda, last);
+          // With --cuda, the build for that toolkit when it has one that carries the code.
+          if (build && q.cuda) {
+            const std::string series = q.cuda->prefix(2);
+            for (const auto& b : rel->cuda)
+              if (compare_versions(b, series) == 0 && compare_versions(b, base_cuda) >= 0 &&
+                  (!last || compare_versions(b, *last) <= 0))
+                build = b;
+          }
           if (!build) {
             c.answer = Answer::no;
             c.detail = fmt::format("{} {} builds use CUDA {}; none can carry {} code (it needs CUDA {} or newer{})", disp, v.text,
@@ -653,7 +726,9 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
             std::vector<std::string> older;
             for (const auto& b : rel->cuda)
               if (compare_versions(b, base_cuda) < 0) older.push_back(b);
-            c.detail = fmt::format("{} {} has prebuilt {} support in its CUDA {} build{}", disp, v.text, label, *build,
+            const std::string pkg = rel->package(*build);
+            c.detail = fmt::format("{} {} has prebuilt {} support in its CUDA {} build{}{}", disp, v.text, label, *build,
+                                   pkg.empty() ? "" : " (" + pkg + ")",
                                    older.empty() ? "" : fmt::format(" (its CUDA {} build{} no {} code)", join_cuda(older),
                                                                     older.size() > 1 ? "s have" : " has", base_sm));
           }

@@ -41,7 +41,10 @@ std::string features_text(const catalog::ArchFeatures& f, const catalog::Gpu* gp
 std::string framework_text(const catalog::FrameworkSummary& s) {
   const auto& sup = s.support;
   if (sup.first)
-    return fmt::format("{} or newer{}", *sup.first, s.build_cuda ? fmt::format(" (its CUDA {} build)", *s.build_cuda) : "");
+    return fmt::format("{} or newer{}", *sup.first,
+                       s.build_cuda ? fmt::format(" (its CUDA {} build{})", *s.build_cuda,
+                                                  s.build_package.empty() ? "" : ", " + s.build_package)
+                                    : "");
   if (sup.runs_from) return fmt::format("{} or newer. {}", *sup.runs_from, sup.note);
   return "unknown: " + (sup.note.empty() ? std::string("not in gpuadvisor's data") : sup.note);
 }
@@ -112,6 +115,7 @@ util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
     x["first"] = opt(f.support.first);
     x["runs_from"] = opt(f.support.runs_from);
     x["build_cuda"] = opt(f.build_cuda);
+    x["build_package"] = f.build_package.empty() ? util::Json(nullptr) : util::Json(f.build_package);
     x["note"] = f.support.note;
     fws[std::string(catalog::name(f.framework))] = x;
   }

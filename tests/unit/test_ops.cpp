@@ -188,6 +188,147 @@ TEST_CASE("ops::compat tables", "[compat]") {
   }
 }
 
+TEST_CASE("ops::compat tables: current toolkits, frameworks and Blackwell capabilities", "[compat]") {
+  using catalog::Framework;
+  const auto& t = CompatTable::embedded();
+  SECTION("CUDA 13.1 to 13.5 with their Linux drivers (release notes Table 3; Table 2: 13.x from branch 580)") {
+    struct Row {
+      const char* cuda;
+      std::optional<std::string> linux_driver;
+    };
+    for (const auto& [cuda, linux_driver] : {Row{"13.0", "580.65.06"}, Row{"13.1", "590.44.01"}, Row{"13.2", "595.45.04"},
+                                             Row{"13.3", "610.43.02"}, Row{"13.4", "615"}, Row{"13.5", std::nullopt}}) {
+      INFO(cuda);
+      const auto* row = t.cuda(V(cuda));
+      REQUIRE(row);
+      CHECK(row->min_driver_linux == linux_driver);
+      CHECK_FALSE(row->min_driver_windows);  // N/A: the Windows driver is not bundled from 13.1
+      CHECK(row->minor_compat_linux == "580");
+      CHECK_FALSE(row->sources.empty());
+      CHECK_FALSE(row->as_of.empty());
+    }
+    CHECK(t.cuda_releases().back().cuda == "13.5");
+    CHECK(t.newest_cuda_for_driver(V("590.44.01"), false)->cuda == "13.1");
+    CHECK(t.newest_cuda_for_driver(V("595.58.03"), false)->cuda == "13.2");
+    CHECK(t.newest_cuda_for_driver(V("610.43.02"), false)->cuda == "13.3");
+    CHECK(t.newest_cuda_for_driver(V("615.10"), false)->cuda == "13.4");
+  }
+  SECTION("TensorFlow 2.19 to 2.21: tested with CUDA 12.5 and cuDNN 9.3") {
+    for (const char* v : {"2.19", "2.20", "2.21"}) {
+      INFO(v);
+      const auto* rel = t.release(Framework::tensorflow, V(v));
+      REQUIRE(rel);
+      CHECK(rel->cuda == std::vector<std::string>{"12.5"});
+      CHECK(rel->cudnn == "9.3");
+      CHECK_FALSE(rel->sources.empty());
+    }
+    CHECK(t.releases(Framework::tensorflow).back()->version == "2.21");
+  }
+  SECTION("JAX releases with the toolkits of their CUDA plugins (the release tags' .bazelrc)") {
+    const auto* j0432 = t.release(Framework::jax, V("0.4.32"));
+    REQUIRE(j0432);
+    CHECK(j0432->cuda == std::vector<std::string>{"12.3"});
+    CHECK(j0432->package("12.3") == "jax-cuda12-plugin");
+    CHECK(t.release(Framework::jax, V("0.6.0"))->cuda == std::vector<std::string>{"12.8"});
+    CHECK(t.release(Framework::jax, V("0.7.1"))->cuda == std::vector<std::string>{"12.9"});
+    const auto* j072 = t.release(Framework::jax, V("0.7.2"));
+    REQUIRE(j072);  // the first with a CUDA 13 plugin
+    CHECK(j072->cuda == std::vector<std::string>{"12.9", "13.0"});
+    CHECK(j072->package("13.0") == "jax-cuda13-plugin");
+    CHECK(t.release(Framework::jax, V("0.11.0"))->cuda == std::vector<std::string>{"12.9", "13.0"});
+    CHECK(t.release(Framework::jax, V("0.9.0.1"))->version == "0.9.0");  // a build of the 0.9.0 series
+    CHECK(catalog::parse_framework_release(t, Framework::jax, "0.4.39").error() ==
+          "JAX 0.4.39 is not a release in the table; the nearest are 0.4.38 and 0.5.0");
+    CHECK(catalog::parse_framework_release(t, Framework::jax, "0.4.12"));  // older than the table
+    CHECK(catalog::parse_framework_release(t, Framework::jax, "0.12.0"));  // newer than the table
+    CHECK(catalog::parse_framework_release(t, Framework::jax, "99.1").error() ==
+          "JAX 99.1 does not exist: the newest release in the table is 0.11.0");
+  }
+  SECTION("Blackwell 10.3 (B300), 11.0 (Jetson Thor, sm_101 before CUDA 13.0) and 12.1 (GB10)") {
+    const auto* bw = t.arch("blackwell");
+    REQUIRE(bw);
+    CHECK(bw->compute_capabilities == std::vector<std::string>{"10.0", "10.3", "11.0", "12.0", "12.1"});
+    CHECK(bw->first_cuda_for("10.0") == "12.8");
+    CHECK(bw->first_cuda_for("10.3") == "12.9");
+    CHECK(bw->first_cuda_for("11.0") == "13.0");
+    CHECK(bw->first_cuda_for("12.0") == "12.8");
+    CHECK(bw->first_cuda_for("12.1") == "12.9");
+    CHECK(t.arch_for_cc("11.0") == bw);
+    // PyTorch: native sm_100/sm_120 from 2.7, sm_110 from 2.9 (aarch64 CUDA 13.0 wheels); no sm_103/sm_121 wheels.
+    CHECK(bw->framework_for(Framework::pytorch, "12.0").first == "2.7");
+    CHECK(bw->framework_for(Framework::pytorch, "11.0").first == "2.9");
+    CHECK_FALSE(bw->framework_for(Framework::pytorch, "10.3").first);
+    CHECK(bw->framework_for(Framework::pytorch, "10.3").runs_from == "2.7");
+    CHECK(bw->framework_for(Framework::pytorch, "12.1").runs_from == "2.7");
+    CHECK(bw->framework_for(Framework::jax, "10.0").first == "0.6.0");
+    CHECK_FALSE(bw->framework_for(Framework::jax, "11.0").first);
+    CHECK_FALSE(bw->framework_for(Framework::jax, "11.0").runs_from);
+  }
+}
+
+TEST_CASE("ops::compat: Blackwell capabilities and current releases", "[compat]") {
+  using catalog::Framework;
+  auto by_cc = [](const std::string& cc, std::optional<std::string> cuda, std::optional<catalog::Framework> fw = {},
+                  std::optional<std::string> version = {}) {
+    catalog::CompatQuery q;
+    q.arch = "blackwell";
+    q.cc = cc;
+    if (cuda) q.cuda = V(cuda->c_str());
+    q.framework = fw;
+    if (version) q.framework_version = V(version->c_str());
+    auto r = catalog::evaluate_compat(CompatTable::embedded(), q);
+    REQUIRE(r);
+    return *r;
+  };
+  SECTION("RTX 5090: the first PyTorch with sm_120 kernels is 2.7, in its CUDA 12.8 wheels") {
+    auto r = ask("rtx-5090", {}, {}, Framework::pytorch);
+    CHECK(r.answer == Answer::yes);
+    CHECK(check(r, "framework").detail == "the first release with prebuilt Blackwell (sm_120) support is 2.7 (its CUDA 12.8 build)");
+    auto old = ask("rtx-5090", {}, {}, Framework::pytorch, "2.6");
+    CHECK(old.answer == Answer::no);
+    CHECK(check(old, "framework").needed == "PyTorch 2.7 or newer (its CUDA 12.8 build)");
+    CHECK(check(ask("rtx-5090", {}, {}, Framework::pytorch, "2.7"), "framework").detail ==
+          "PyTorch 2.7 has prebuilt Blackwell (sm_120) support in its CUDA 12.8 build (its CUDA 11.8 and 12.6 builds have no "
+          "sm_120 code)");
+  }
+  SECTION("Jetson Thor (11.0): CUDA 13.0 and the CUDA 13.0 build of PyTorch 2.9") {
+    CHECK(check(by_cc("11.0", "12.9"), "cuda").answer == Answer::no);
+    CHECK(check(by_cc("11.0", "12.9"), "cuda").needed == "CUDA 13.0 or newer");
+    CHECK(check(by_cc("11.0", "13.0"), "cuda").answer == Answer::yes);
+    auto pt = by_cc("11.0", {}, Framework::pytorch, "2.9");
+    CHECK(check(pt, "framework").detail ==
+          "PyTorch 2.9 has prebuilt Blackwell (sm_110) support in its CUDA 13.0 build (its CUDA 12.6 and 12.8 builds have no "
+          "sm_110 code)");
+    CHECK(by_cc("11.0", {}, Framework::pytorch, "2.8").answer == Answer::no);
+    CHECK(by_cc("11.0", {}, Framework::jax).answer == Answer::unknown);
+  }
+  SECTION("B300 (10.3) and GB10 (12.1): CUDA 12.9, and the frameworks' sm_100 / sm_120 code") {
+    CHECK(check(by_cc("10.3", "12.8"), "cuda").answer == Answer::limited);  // builds sm_100, which runs on sm_103
+    CHECK(check(by_cc("12.1", "12.9"), "cuda").answer == Answer::yes);
+    CHECK(by_cc("12.1", {}, Framework::pytorch, "2.6").answer == Answer::no);
+    CHECK(by_cc("10.3", {}, Framework::pytorch, "2.7").answer == Answer::yes);
+  }
+  SECTION("JAX names the plugin of the build") {
+    auto r = ask("h100-sxm", {}, {}, Framework::jax, "0.8.0");
+    CHECK(check(r, "framework").detail ==
+          "JAX 0.8.0 has prebuilt Hopper (sm_90) support in its CUDA 12.9 build (jax-cuda12-plugin)");
+    CHECK(check(ask("h100-sxm", "13.0", {}, Framework::jax, "0.8.0"), "framework").detail ==
+          "JAX 0.8.0 has prebuilt Hopper (sm_90) support in its CUDA 13.0 build (jax-cuda13-plugin)");  // the asked toolkit's
+    auto limited = ask("h100-sxm", "12.4", {}, Framework::jax, "0.8.0");
+    CHECK(check(limited, "framework-cuda").answer == Answer::limited);
+    CHECK(check(limited, "framework-cuda").detail == "JAX 0.8.0 has official builds for CUDA 12.9 and 13.0 only");
+  }
+  SECTION("the newest toolkits: drivers and minor version compatibility") {
+    auto full = check(ask("h100-sxm", "13.3", "610.43.02"), "driver");
+    CHECK(full.answer == Answer::yes);
+    auto minor = check(ask("h100-sxm", "13.2", "580.65.06"), "driver");
+    CHECK(minor.answer == Answer::limited);
+    CHECK(minor.needed == "driver 595.45.04 or newer for full CUDA 13.2 support");
+    auto unknown = check(ask("h100-sxm", "13.5", "620.10"), "driver");
+    CHECK(unknown.answer == Answer::unknown);
+  }
+}
+
 TEST_CASE("ops::compat", "[compat]") {
   using catalog::Framework;
   SECTION("H100 with PyTorch 1.12: no, and the first release that works is 2.0 (its CUDA 11.8 build)") {
@@ -247,7 +388,7 @@ TEST_CASE("ops::compat", "[compat]") {
     const auto& t = CompatTable::embedded();
     CHECK(catalog::parse_cuda_release(t, "12.7").error() == "CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8");
     CHECK(catalog::parse_cuda_release(t, "9.2"));   // older than the table: answered from the architecture data
-    CHECK(catalog::parse_cuda_release(t, "13.1"));  // newer than the table
+    CHECK(catalog::parse_cuda_release(t, "13.6"));  // newer than the table
     CHECK(catalog::parse_cuda_release(t, "twelve").error() == "expected a CUDA version like 12.4, got \"twelve\"");
     CHECK(catalog::parse_framework_release(t, Framework::pytorch, "1.14").error() ==
           "PyTorch 1.14 is not a release in the table; the nearest are 1.13 and 2.0");
@@ -294,6 +435,27 @@ TEST_CASE("ops::compat command", "[compat]") {
     CHECK(r.code == 2);
     r = test::run_cli({"compat", "--gpu", "h100", "--arch", "hopper"});
     CHECK(r.err == "gpuadvisor: error: --gpu and --arch: give one of them, not both\n");
+  }
+  SECTION("versions that do not exist exit 2, as the help promises") {
+    auto r = test::run_cli({"compat", "--gpu", "h100-sxm", "--framework", "pytorch", "--version", "99.1"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("PyTorch 99.1 does not exist") != std::string::npos);
+    r = test::run_cli({"compat", "--gpu", "h100-sxm", "--driver", "9999"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--driver: \"9999\" is not an NVIDIA driver version") != std::string::npos);
+    r = test::run_cli({"compat", "--gpu", "h100-sxm", "--framework", "jax", "--version", "0.4.39"});
+    CHECK(r.code == 2);
+  }
+  SECTION("rtx-5090 with PyTorch names 2.7 and its CUDA 12.8 wheels; JSON names the plugin of a JAX build") {
+    auto r = test::run_cli({"compat", "--gpu", "rtx-5090", "--framework", "pytorch"});
+    CHECK(r.code == 0);
+    CHECK(r.out.find("PyTorch       2.7 or newer (its CUDA 12.8 build)") != std::string::npos);
+    r = test::run_cli({"compat", "--gpu", "b200", "--format", "json"});
+    auto j = util::Json::parse(r.out);
+    CHECK(j["frameworks"]["jax"]["first"] == "0.6.0");
+    CHECK(j["frameworks"]["jax"]["build_cuda"] == "12.8");
+    CHECK(j["frameworks"]["jax"]["build_package"] == "jax-cuda12-plugin");
+    CHECK(j["frameworks"]["pytorch"]["build_package"].is_null());
   }
 }
 

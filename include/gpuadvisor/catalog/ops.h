@@ -74,6 +74,10 @@ struct ArchCompat {
   std::array<FrameworkSupport, 3> frameworks;  ///< indexed by Framework
   /// Per compute capability overrides of FrameworkSupport::first; null means "not checked".
   std::array<std::map<std::string, std::optional<std::string>>, 3> framework_first_by_cc;
+  /// Per compute capability overrides of FrameworkSupport::runs_from (10.3 runs the sm_100 code).
+  std::array<std::map<std::string, std::optional<std::string>>, 3> framework_runs_from_by_cc;
+  /// Per compute capability overrides of FrameworkSupport::note.
+  std::array<std::map<std::string, std::string>, 3> framework_note_by_cc;
   ArchFeatures features;
   /// Per compute capability feature overrides ({"8.6": {"mig": false}}: GA10x has no MIG).
   std::map<std::string, std::map<std::string, bool>> features_by_cc;
@@ -114,7 +118,12 @@ struct FrameworkRelease {
   std::string version;  ///< series, "2.0"
   std::string release;  ///< first release of the series, "2.0.0"
   std::vector<std::string> cuda;
+  /// The package of a build, by its CUDA version ({"13.0": "jax-cuda13-plugin"}); may be empty.
+  std::map<std::string, std::string> packages;
   std::optional<std::string> cudnn;
+
+  /// The package of the build for `cuda`, or "" when the table does not name it.
+  std::string package(const std::string& cuda) const;
   std::string notes;
   std::vector<Source> sources;
 };
@@ -191,6 +200,7 @@ struct FrameworkSummary {
   Framework framework = Framework::pytorch;
   FrameworkSupport support;
   std::optional<std::string> build_cuda;  ///< CUDA version of the first release's build that works
+  std::string build_package;              ///< that build's package ("jax-cuda12-plugin"), "" when not named
 };
 
 struct CompatReport {
