@@ -95,7 +95,7 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.interconnect_gbs = f.opt_num("interconnect_gbs");
   if (auto n = f.opt_integer("pcie_generation", 1, 10)) g.pcie_generation = static_cast<int>(*n);
   if (auto n = f.opt_integer("pcie_lanes", 1, 32)) g.pcie_lanes = static_cast<int>(*n);
-  g.mig_instances = static_cast<int>(f.opt_integer("mig_instances", 0, 64).value_or(0));
+  if (auto n = f.opt_integer("mig_instances", 0, 64)) g.mig_instances = static_cast<int>(*n);
   g.ecc = f.opt_bool("ecc").value_or(false);
   g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
   g.street = read_price(f, "street_price");
@@ -280,7 +280,7 @@ util::Json to_data_json(const Gpu& g) {
   j["interconnect_gbs"] = opt(g.interconnect_gbs);
   j["pcie_generation"] = opt(g.pcie_generation);
   j["pcie_lanes"] = opt(g.pcie_lanes);
-  j["mig_instances"] = g.mig_instances;
+  j["mig_instances"] = opt(g.mig_instances);
   j["ecc"] = g.ecc;
   j["launch_msrp_usd"] = opt(g.launch_msrp_usd);
   for (auto [key, price] : {std::pair<const char*, const Price*>{"street_price", &g.street}, {"used_price", &g.used}}) {
@@ -329,7 +329,7 @@ util::Json to_output_json(const Gpu& g) {
   j["interconnect_bytes_per_s"] = g.interconnect_gbs ? util::json_number(*g.interconnect_gbs * 1e9) : util::Json(nullptr);
   j["pcie_generation"] = opt(g.pcie_generation);
   j["pcie_lanes"] = opt(g.pcie_lanes);
-  j["mig_instances"] = g.mig_instances;
+  j["mig_instances"] = opt(g.mig_instances);
   j["ecc"] = g.ecc;
   j["launch_msrp_usd"] = opt(g.launch_msrp_usd);
   j["street_price_usd"] = opt(g.street.usd);

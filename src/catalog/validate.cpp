@@ -1,5 +1,6 @@
 #include "gpuadvisor/catalog/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -27,6 +28,7 @@ constexpr ValidationRule kRules[] = {
     {"missing-price", Severity::warning, "no street price, used price or launch MSRP is known"},
     {"missing-status", Severity::warning, "no production status (in_production, end_of_life, discontinued) with a source"},
     {"new-price-out-of-production", Severity::error, "a street (new) price on a card that is end of life or discontinued"},
+    {"mig-unsourced", Severity::error, "MIG instances are given, but no source backs mig_instances"},
 };
 
 struct Checker {
@@ -162,6 +164,14 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
       c.add("new-price-out-of-production",
             fmt::format("street_price {} on a card that is {}: it is not sold new (give a used_price instead)",
                         util::format_money(*g.street.usd), g.status == "discontinued" ? "discontinued" : "end of life"));
+    // MIG is a per-product fact (not every Ampere or Blackwell card has it): a count needs its source.
+    if (g.mig_instances && *g.mig_instances > 0 &&
+        std::none_of(g.sources.begin(), g.sources.end(), [](const Source& src) {
+          return src.fields.empty() || std::find(src.fields.begin(), src.fields.end(), "mig_instances") != src.fields.end();
+        }))
+      c.add("mig-unsourced", fmt::format("mig_instances {} has no source (a source whose fields name mig_instances, such as "
+                                         "NVIDIA's MIG User Guide, Supported GPUs)",
+                                         *g.mig_instances));
     if (!g.street.usd && !g.used.usd && !g.launch_msrp_usd)
       c.add("missing-price", "no street price, used price or launch MSRP: budget checks cannot price this GPU");
   }

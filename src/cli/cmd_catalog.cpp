@@ -190,7 +190,10 @@ void run_show(Context& ctx, const std::string& query) {
     link += fmt::format(", {}{}{}", *g.interconnect, g.nvlink_generation ? fmt::format(" gen {}", *g.nvlink_generation) : "",
                         g.interconnect_gbs ? " " + util::format_number(*g.interconnect_gbs) + " GB/s" : "");
   kv.push_back({"Interconnect", link});
-  kv.push_back({"MIG / ECC", fmt::format("{} / {}", g.mig_instances ? std::to_string(g.mig_instances) + " instances" : "no",
+  kv.push_back({"MIG / ECC", fmt::format("{} / {}",
+                                         !g.mig_instances ? "unknown"
+                                         : *g.mig_instances ? std::to_string(*g.mig_instances) + " instances"
+                                                            : "no",
                                          g.ecc ? "yes" : "no")});
   if (!g.status.empty())
     kv.push_back({"Status", g.status + (g.status_year ? fmt::format(" ({})", *g.status_year) : "") +

@@ -20,7 +20,14 @@ struct CompatOptions {
 
 util::Json opt(const std::optional<std::string>& v) { return v ? util::Json(*v) : util::Json(nullptr); }
 
-// MIG exists on some products of an architecture only (GA100 but not GA10x): a GPU's own record decides.
+// MIG exists on some products of an architecture only (GA100 but not GA10x, RTX PRO Blackwell but
+// not GeForce RTX 50): a GPU's own record decides, and says how many instances.
+std::optional<bool> has_mig(const catalog::ArchFeatures& f, const catalog::Gpu* gpu) {
+  if (!gpu) return f.mig;
+  if (!gpu->mig_instances) return std::nullopt;
+  return *gpu->mig_instances > 0;
+}
+
 std::string features_text(const catalog::ArchFeatures& f, const catalog::Gpu* gpu) {
   std::vector<std::string> yes, no;
   auto put = [&](bool b, const std::string& n) { (b ? yes : no).push_back(n); };
@@ -28,13 +35,14 @@ std::string features_text(const catalog::ArchFeatures& f, const catalog::Gpu* gp
   put(f.bf16, "BF16");
   put(f.fp8, "FP8");
   put(f.fp4, "FP4");
-  if (gpu) put(gpu->mig_instances > 0, "MIG");
-  else put(f.mig, f.mig ? "MIG (not on every product)" : "MIG");
+  const auto mig = has_mig(f, gpu);
+  if (!gpu) put(f.mig, f.mig ? "MIG (not on every product)" : "MIG");
+  else if (mig) put(*mig, *mig ? fmt::format("MIG (up to {} instances)", *gpu->mig_instances) : "MIG");
   put(f.structured_sparsity, "2:4 structured sparsity");
   put(f.transformer_engine, "Transformer Engine FP8");
-  if (yes.empty()) return "none of " + util::join(no, ", ");
-  std::string out = util::join(yes, ", ");
-  if (!no.empty()) out += "; not " + util::join(no, ", ");
+  std::string out = yes.empty() ? "none of " + util::join(no, ", ") : util::join(yes, ", ");
+  if (!yes.empty() && !no.empty()) out += "; not " + util::join(no, ", ");
+  if (!mig) out += "; MIG not known for this GPU";
   return out;
 }
 
@@ -126,7 +134,8 @@ util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
                                {"bf16", f.bf16},
                                {"fp8", f.fp8},
                                {"fp4", f.fp4},
-                               {"mig", gpu ? gpu->mig_instances > 0 : f.mig},
+                               {"mig", has_mig(f, gpu) ? util::Json(*has_mig(f, gpu)) : util::Json(nullptr)},
+                               {"mig_instances", gpu && gpu->mig_instances ? util::Json(*gpu->mig_instances) : util::Json(nullptr)},
                                {"structured_sparsity", f.structured_sparsity},
                                {"transformer_engine", f.transformer_engine}};
   } else {

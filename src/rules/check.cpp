@@ -43,6 +43,9 @@ constexpr MetricInfo kCheckMetrics[] = {
     {"cost_to_budget_fraction", "(GPU lines at their quoted or reference price + server price) / budget_usd"},
     {"production_training_without_ecc",
      "a GPU without ECC memory that trains in a datacenter deployment (per GPU line)"},
+    {"mig_instances_short",
+     "the MIG instances a GPU line asks for (gpus[].mig_instances) minus the most the GPU provides (0 without MIG; "
+     "per GPU line)"},
 };
 
 std::vector<std::string> metric_names() {
@@ -67,6 +70,7 @@ struct GpuLine {
   int count = 1;
   std::optional<double> unit_price;
   bool used = false;
+  std::optional<int> mig_required;  ///< MIG instances each GPU of the line must provide
   const catalog::Gpu* gpu = nullptr;
   std::string resolve_error;
   std::string ptr;  ///< /gpus/<i>
@@ -186,11 +190,12 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
     GpuLine g;
     g.ptr = "/gpus/" + std::to_string(i);
     util::Fields f(doc, gpus[i], g.ptr, fmt::format("gpus[{}]", i));
-    only_keys(f, {"id", "count", "unit_price_usd", "condition", "notes"});
+    only_keys(f, {"id", "count", "unit_price_usd", "condition", "mig_instances", "notes"});
     g.query = f.str("id");
     g.count = static_cast<int>(f.integer("count", 1, 100000));
     g.unit_price = amount(f, "unit_price_usd", util::parse_money, "\"$30,000\"");
     if (f.has("condition")) g.used = choice(f, "condition", {"new", "used"}) == "used";
+    if (auto n = f.opt_integer("mig_instances", 1, 64)) g.mig_required = static_cast<int>(*n);
     f.opt_str("notes");
     auto r = data.catalog.resolve(g.query);
     if (r)
@@ -367,6 +372,17 @@ struct Builder {
         x.show("gpu_pcie_gbs", util::format_number(pcie_gbs(*gpu.pcie_generation, lanes)) + " GB/s");
         x.show("server_pcie_gbs",
                util::format_number(pcie_gbs(std::min(*gpu.pcie_generation, *s.pcie_gen), lanes)) + " GB/s");
+      }
+      if (g.mig_required) {
+        // MIG is the GPU's own fact (A100 has it, the Ampere RTX cards do not): its catalog record decides.
+        if (gpu.mig_instances) {
+          x.put("mig_instances_short", static_cast<double>(*g.mig_required - *gpu.mig_instances), "", g.ptr + "/mig_instances");
+          x.show("mig_required", std::to_string(*g.mig_required));
+          x.show("gpu_mig", *gpu.mig_instances ? fmt::format("at most {} MIG instances", *gpu.mig_instances) : "no MIG");
+        } else {
+          assumptions.push_back(fmt::format("gpus[{}]: the MIG instances of {} are not known; mig-instances was not checked",
+                                            i, gpu.id));
+        }
       }
       if (gpu.form_factor == "pcie") {
         pcie_cards += g.count;

@@ -150,6 +150,10 @@ TEST_CASE("catalog::validate: every rule has a fixture that trips it", "[catalog
   trips("missing-status", [](util::Json& r) { r.erase("status"); });
   trips("missing-status", [](util::Json& r) { r["status_source"] = nullptr; });
   trips("new-price-out-of-production", [](util::Json& r) { r["status"] = "discontinued"; });
+  trips("mig-unsourced", [](util::Json& r) {
+    r["mig_instances"] = 7;
+    for (auto& src : r["sources"]) src["fields"] = util::Json::array({"memory_bandwidth_gbs"});
+  });
   SECTION("duplicates across records") {
     util::Json file;
     auto a = good_record(), b = good_record();

@@ -171,6 +171,26 @@ TEST_CASE("check: findings name the line of the offending key and the numbers", 
     CHECK(contains(r.findings[0].message, "131%"));
     CHECK(contains(r.findings[0].fix, "$8,125"));
   }
+  SECTION("MIG instances are checked against the GPU's own record") {
+    auto r = check_file("tests/fixtures/specs/mig-instances.trip.json");
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].rule->id == "mig-instances");
+    CHECK(r.findings[0].pointer == "/gpus/0/mig_instances");
+    CHECK(r.findings[0].line == 9);
+    CHECK(r.findings[0].message == "NVIDIA GeForce RTX 5090 has no MIG, but gpus[0] asks for 2 MIG instances per GPU");
+    auto spec = [](const std::string& text) {
+      auto doc = util::JsonDoc::parse(text, "mig.json");
+      REQUIRE(doc.ok());
+      auto enabled = shared().enabled();
+      return rules::check_spec(*doc, shared().data(), enabled);
+    };
+    auto a30 = spec(R"({"gpus": [{"id": "a30", "count": 1, "mig_instances": 7}]})");
+    REQUIRE(a30.findings.size() == 1);
+    CHECK(a30.findings[0].message == "NVIDIA A30 has at most 4 MIG instances, but gpus[0] asks for 7 MIG instances per GPU");
+    CHECK_FALSE(fired(spec(R"({"gpus": [{"id": "a30", "count": 1, "mig_instances": 4}]})"), "mig-instances"));
+    CHECK_THROWS_WITH(spec(R"({"gpus": [{"id": "a30", "count": 1, "mig_instances": 0}]})"),
+                      Catch::Contains("mig.json:1") && Catch::Contains("mig_instances"));
+  }
   SECTION("redundancy is taken into account") {
     auto r = check_file("tests/fixtures/specs/good.json");
     CHECK_FALSE(fired(r, "power-psu-headroom"));  // 6 x 3.3 kW N+2: 13.2 kW carry 10.2 kW
@@ -253,7 +273,7 @@ TEST_CASE("check: exit codes and options", "[check]") {
     auto r = run_cli({"check", "--list-rules", "--disable", "pcie-*"});
     CHECK(r.code == 0);
     for (const auto* rule : shared().enabled()) CHECK(contains(r.out, rule->id));
-    CHECK(contains(r.out, "13 of 15 check rules enabled"));
+    CHECK(contains(r.out, "14 of 16 check rules enabled"));
   }
   SECTION("no spec") {
     auto r = run_cli({"check"});

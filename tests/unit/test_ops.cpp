@@ -436,6 +436,25 @@ TEST_CASE("ops::compat command", "[compat]") {
     r = test::run_cli({"compat", "--gpu", "h100", "--arch", "hopper"});
     CHECK(r.err == "gpuadvisor: error: --gpu and --arch: give one of them, not both\n");
   }
+  SECTION("MIG is the GPU's own fact: its record's count, none on GeForce, not known without a count") {
+    auto b200 = test::run_cli({"compat", "--gpu", "b200"});
+    CHECK(b200.out.find("MIG (up to 7 instances)") != std::string::npos);
+    auto j = util::Json::parse(test::run_cli({"compat", "--gpu", "a30", "--format", "json"}).out);
+    CHECK(j["features"]["mig"] == true);
+    CHECK(j["features"]["mig_instances"] == 4);
+    j = util::Json::parse(test::run_cli({"compat", "--gpu", "rtx-5090", "--format", "json"}).out);
+    CHECK(j["features"]["mig"] == false);  // Blackwell, but GeForce: no MIG
+    CHECK(j["features"]["mig_instances"] == 0);
+    j = util::Json::parse(test::run_cli({"compat", "--arch", "blackwell", "--format", "json"}).out);
+    CHECK(j["features"]["mig"] == true);  // on some products of the architecture
+    CHECK(j["features"]["mig_instances"].is_null());
+    auto unknown = test::run_cli({"compat", "--catalog", test::source_path("tests/fixtures/catalog/mig-unknown.json"), "--gpu",
+                                  "mig-unknown-gpu", "--format", "json"});
+    REQUIRE(unknown.code == 0);
+    j = util::Json::parse(unknown.out);
+    CHECK(j["features"]["mig"].is_null());
+    CHECK(j["features"]["mig_instances"].is_null());
+  }
   SECTION("versions that do not exist exit 2, as the help promises") {
     auto r = test::run_cli({"compat", "--gpu", "h100-sxm", "--framework", "pytorch", "--version", "99.1"});
     CHECK(r.code == 2);

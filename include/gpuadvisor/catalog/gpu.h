@@ -55,7 +55,8 @@ struct Gpu {
   std::optional<std::string> interconnect;  ///< nvlink, nvlink-bridge, infinity-fabric, roce
   std::optional<double> interconnect_gbs;
   std::optional<int> pcie_generation, pcie_lanes;
-  int mig_instances = 0;
+  /// The most MIG instances the GPU can be split into; 0: no MIG; nullopt: not known.
+  std::optional<int> mig_instances;
   bool ecc = false;
   std::optional<double> launch_msrp_usd;
   Price street, used;
