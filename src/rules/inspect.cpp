@@ -51,6 +51,8 @@ constexpr std::string_view kFields[] = {
     "remapped_rows.uncorrectable",
     "remapped_rows.pending",
     "remapped_rows.failure",
+    "mig.mode.current",
+    "mig.mode.pending",
 };
 
 // Other spellings nvidia-smi accepts or prints for the same fields. Drivers from 535 print
@@ -77,7 +79,7 @@ constexpr std::string_view kCheckedFields[] = {
 constexpr std::string_view kChecks[] = {
     "gpu-lost",   "identify",   "memory-size",      "ecc-mode",  "ecc-uncorrected", "ecc-corrected", "retired-pages",
     "remapped-rows", "temperature", "throttle",     "power-cap", "pcie-gen",        "pcie-width",    "persistence-mode",
-    "driver",     "capture",
+    "mig",        "driver",     "capture",
 };
 
 // Clocks throttle (event) reason bits, nvml.h nvmlClocksThrottleReason*.
@@ -473,6 +475,34 @@ class CardChecks {
           "settings such as the power limit are lost; run nvidia-persistenced");
   }
 
+  // MIG mode against the GPU's own record: a mode change waits for a GPU reset, and a card whose
+  // record has no MIG should not report it on.
+  void mig(const catalog::Gpu* g) {
+    if (!row_.captured("mig.mode.current")) return;
+    const std::string cur = util::lower(row_.text("mig.mode.current"));
+    const std::string pend = row_.captured("mig.mode.pending") ? util::lower(row_.text("mig.mode.pending")) : "";
+    const bool on = cur == "enabled", known = on || cur == "disabled";
+    const std::string count =
+        g && g->mig_instances && *g->mig_instances > 0 ? fmt::format(" (up to {} instances)", *g->mig_instances) : "";
+    if (known && (pend == "enabled" || pend == "disabled") && pend != cur)
+      add("mig", Verdict::warn,
+          fmt::format("MIG mode is {} but {} is pending: it takes effect at the next GPU reset ('nvidia-smi -r -i <index>' "
+                      "with no processes on the GPU) or reboot",
+                      cur, pend));
+    else if (on && g && g->mig_instances && *g->mig_instances == 0)
+      add("mig", Verdict::warn,
+          fmt::format("nvidia-smi reports MIG mode enabled, but the catalog's {} has no MIG: check that the card is the one "
+                      "identified",
+                      g->id));
+    else if (on)
+      add("mig", Verdict::pass,
+          fmt::format("MIG mode is enabled{}: CUDA programs see the MIG instances, not the whole GPU (nvidia-smi mig -lgi "
+                      "lists them)",
+                      count));
+    else if (known && !count.empty())
+      add("mig", Verdict::pass, fmt::format("MIG mode is disabled; this GPU supports MIG{}", count));
+  }
+
   void driver(const catalog::Gpu* g) {
     if (!row_.has("driver_version")) return;
     std::string text = row_.text("driver_version");
@@ -547,6 +577,7 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
   c.power(card.gpu);
   c.pcie(card.gpu, idle, idle_why);
   c.persistence();
+  c.mig(card.gpu);
   c.driver(card.gpu);
 
   std::vector<std::string> missing;
@@ -565,7 +596,7 @@ std::vector<std::string_view> smi_query_fields(int level) {
   std::vector<std::string_view> out;
   for (auto f : kFields) {
     if (level >= 1 && f == "temperature.gpu.tlimit") continue;
-    if (level >= 2 && util::starts_with(f, "remapped_rows.")) continue;
+    if (level >= 2 && (util::starts_with(f, "remapped_rows.") || util::starts_with(f, "mig.mode."))) continue;
     out.push_back(f);
   }
   return out;
@@ -636,13 +667,19 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
       if (known == 0) {
         // No header (--format=csv,noheader): read as the documented field list when the cell count
         // matches one of the three lists inspect asks nvidia-smi for.
+        // Captures from before the mig.mode.* fields were asked for have the same lists without them.
         bool matched = false;
-        for (int level = 0; level <= 2 && !matched; ++level) {
-          auto fields = smi_query_fields(level);
-          if (fields.size() != cells.size()) continue;
-          cols.assign(fields.begin(), fields.end());
-          matched = true;
-        }
+        for (int level = 0; level <= 2 && !matched; ++level)
+          for (bool with_mig : {true, false}) {
+            auto fields = smi_query_fields(level);
+            if (!with_mig)
+              fields.erase(std::remove_if(fields.begin(), fields.end(),
+                                          [](std::string_view f) { return util::starts_with(f, "mig.mode."); }),
+                           fields.end());
+            if (matched || fields.size() != cells.size()) continue;
+            cols.assign(fields.begin(), fields.end());
+            matched = true;
+          }
         if (!matched) {
           bool looks_like_data = util::lower(t).find("nvidia") != std::string::npos;
           return R::fail(fmt::format("{}:{}: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got {}{}",

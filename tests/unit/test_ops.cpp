@@ -640,11 +640,13 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
   }
   SECTION("the query asks nvidia-smi for every field the checks read") {
     auto full = rules::smi_query_fields(0);
-    CHECK(full.size() == 33);
+    CHECK(full.size() == 35);
+    CHECK(std::find(full.begin(), full.end(), "mig.mode.pending") != full.end());
     CHECK(std::find(full.begin(), full.end(), "temperature.gpu.tlimit") != full.end());
     auto older = rules::smi_query_fields(2);
     CHECK(std::find(older.begin(), older.end(), "temperature.gpu.tlimit") == older.end());
     CHECK(std::find(older.begin(), older.end(), "remapped_rows.pending") == older.end());
+    CHECK(std::find(older.begin(), older.end(), "mig.mode.current") == older.end());
   }
   SECTION("bad input: one line naming file:line and what") {
     CHECK(parse_error("header-only.csv") ==
@@ -657,7 +659,7 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     CHECK(parse_error("no-header.csv") ==
           "no-header.csv:1: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got \"0, NVIDIA "
           "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; a capture without a header (csv,noheader) is read only "
-          "with the documented field list (33 values per row, this row has 5); 'gpuadvisor inspect --print-query' prints the "
+          "with the documented field list (35 values per row, this row has 5); 'gpuadvisor inspect --print-query' prints the "
           "command");
     auto none = rules::parse_smi_csv("No devices were found\n", "smi");
     CHECK(none.error() == "smi:1: nvidia-smi found no GPUs (\"No devices were found\")");
@@ -925,6 +927,42 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     auto q = rules::parse_smi_csv("\n==============NVSMI LOG==============\n\nTimestamp : Mon\n", "q.txt");
     REQUIRE_FALSE(q);
     CHECK(q.error().find("-q output") != std::string::npos);
+  }
+  SECTION("MIG mode against the GPU's own record: a pending change, a card without MIG, the instances") {
+    auto mig_items = [&](const std::string& row) {
+      auto c = rules::parse_smi_csv("name, memory.total [MiB], mig.mode.current, mig.mode.pending\n" + row + "\n", "mig.csv");
+      REQUIRE(c);
+      auto r = rules::inspect(*c, cat, compat);
+      REQUIRE(r);
+      std::vector<rules::InspectItem> out;
+      for (const auto& i : r->cards[0].items)
+        if (i.check == "mig") out.push_back(i);
+      return out;
+    };
+    auto on = mig_items("NVIDIA A100-SXM4-80GB, 81920 MiB, Enabled, Enabled");
+    REQUIRE(on.size() == 1);
+    CHECK(on[0].verdict == Verdict::pass);
+    CHECK(on[0].message ==
+          "MIG mode is enabled (up to 7 instances): CUDA programs see the MIG instances, not the whole GPU (nvidia-smi mig "
+          "-lgi lists them)");
+    auto pending = mig_items("NVIDIA H100 80GB HBM3, 81559 MiB, Disabled, Enabled");
+    REQUIRE(pending.size() == 1);
+    CHECK(pending[0].verdict == Verdict::warn);
+    CHECK(pending[0].message.find("MIG mode is disabled but enabled is pending") == 0);
+    auto geforce = mig_items("NVIDIA GeForce RTX 4090, 24564 MiB, Enabled, Enabled");
+    REQUIRE(geforce.size() == 1);
+    CHECK(geforce[0].verdict == Verdict::warn);
+    CHECK(geforce[0].message.find("the catalog's rtx-4090 has no MIG") != std::string::npos);
+    CHECK(mig_items("NVIDIA GeForce RTX 4090, 24564 MiB, [N/A], [N/A]").empty());  // no MIG, nothing to say
+    // A capture without a header from before the mig.mode.* fields (33 values) is still read.
+    auto lines = util::split(read("tests/fixtures/inspect/a100-healthy.csv"), '\n');
+    auto old_capture = rules::parse_smi_csv(lines.at(1) + "\n", "old.csv");
+    REQUIRE(old_capture);
+    CHECK_FALSE(old_capture->has_header);
+    CHECK(old_capture->fields.size() == 33);
+    auto off = mig_items("NVIDIA A100-SXM4-80GB, 81920 MiB, Disabled, Disabled");
+    REQUIRE(off.size() == 1);
+    CHECK(off[0].message == "MIG mode is disabled; this GPU supports MIG (up to 7 instances)");
   }
   SECTION("the remapped-row counters captured but not reported are a WARN, not a silent pass") {
     auto c = rules::parse_smi_csv("name, memory.total [MiB], mig.mode.current, remapped_rows.correctable, remapped_rows.uncorrectable, "
