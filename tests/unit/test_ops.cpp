@@ -224,6 +224,15 @@ TEST_CASE("ops::compat tables: current toolkits, frameworks and Blackwell capabi
     }
     CHECK(t.releases(Framework::tensorflow).back()->version == "2.21");
   }
+  SECTION("PyTorch 2.10 to 2.14: the CUDA builds of the release compatibility matrix") {
+    CHECK(t.release(Framework::pytorch, V("2.10"))->cuda == std::vector<std::string>{"12.6", "12.8", "13.0"});
+    CHECK(t.release(Framework::pytorch, V("2.11.0"))->cuda == std::vector<std::string>{"12.6", "12.8", "13.0"});
+    CHECK(t.release(Framework::pytorch, V("2.12"))->cuda == std::vector<std::string>{"12.6", "13.0", "13.2"});
+    CHECK(t.release(Framework::pytorch, V("2.13"))->cuda == std::vector<std::string>{"12.6", "13.0", "13.2"});
+    CHECK(t.release(Framework::pytorch, V("2.14.1"))->cuda == std::vector<std::string>{"12.6", "13.0", "13.2"});
+    CHECK(t.releases(Framework::pytorch).back()->version == "2.14");
+    CHECK(catalog::parse_framework_release(t, Framework::pytorch, "2.15"));  // newer than the table
+  }
   SECTION("JAX releases with the toolkits of their CUDA plugins (the release tags' .bazelrc)") {
     const auto* j0432 = t.release(Framework::jax, V("0.4.32"));
     REQUIRE(j0432);
@@ -290,6 +299,13 @@ TEST_CASE("ops::compat: Blackwell capabilities and current releases", "[compat]"
     CHECK(check(ask("rtx-5090", {}, {}, Framework::pytorch, "2.7"), "framework").detail ==
           "PyTorch 2.7 has prebuilt Blackwell (sm_120) support in its CUDA 12.8 build (its CUDA 11.8 and 12.6 builds have no "
           "sm_120 code)");
+  }
+  SECTION("PyTorch 2.12 on RTX 5090: the CUDA 13.0 build, as 2.12 has no CUDA 12.8 build") {
+    CHECK(check(ask("rtx-5090", {}, {}, Framework::pytorch, "2.12"), "framework").detail ==
+          "PyTorch 2.12 has prebuilt Blackwell (sm_120) support in its CUDA 13.0 build (its CUDA 12.6 build has no sm_120 "
+          "code)");
+    auto cu128 = ask("rtx-5090", "12.8", {}, Framework::pytorch, "2.12");
+    CHECK(check(cu128, "framework-cuda").answer == Answer::limited);
   }
   SECTION("Jetson Thor (11.0): CUDA 13.0 and the CUDA 13.0 build of PyTorch 2.9") {
     CHECK(check(by_cc("11.0", "12.9"), "cuda").answer == Answer::no);
