@@ -792,21 +792,27 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
       } else {
         Version min = must_parse(*row->min_driver(q.windows));
         const auto& minor = row->minor_compat(q.windows);
+        // From CUDA 13.4 Table 3 gives no build (the Linux driver is no longer bundled): the table
+        // holds the branch the release notes name, "615", shown as "branch 615".
+        const bool branch = min.parts.size() == 1;
+        const std::string min_text = branch ? "branch " + min.text : min.text;
+        const std::string where = branch ? "release notes" : "Table 3";
         if (d >= min) {
-          c.detail = fmt::format("{} is at least {}, the {} driver of CUDA {} (Table 3){}", d.text, min.text, os, row->cuda, up_to);
+          c.detail = fmt::format("{} is at least {}, the {} driver of CUDA {} ({}){}", d.text, min_text, os, row->cuda, where,
+                                 up_to);
         } else if (!arch_mode && minor && d >= must_parse(*minor)) {
           c.answer = Answer::limited;
-          c.detail = fmt::format("{} is older than {} (CUDA {}, Table 3) but runs CUDA {}.x applications under minor version "
+          c.detail = fmt::format("{} is older than {} (CUDA {}, {}) but runs CUDA {}.x applications under minor version "
                                  "compatibility (>= {}): PTX that needs the newer driver cannot be JIT-compiled{}",
-                                 d.text, min.text, row->cuda, must_parse(row->cuda).parts[0], *minor, up_to);
-          c.needed = fmt::format("driver {} or newer for full CUDA {} support", min.text, row->cuda);
+                                 d.text, min_text, row->cuda, where, must_parse(row->cuda).parts[0], *minor, up_to);
+          c.needed = fmt::format("driver {} or newer for full CUDA {} support", min_text, row->cuda);
         } else {
           c.answer = Answer::no;
           c.detail = arch_mode ? fmt::format("{} is older than {}, the {} driver of CUDA {}, the first toolkit with {} code{}",
-                                             d.text, min.text, os, row->cuda, label, up_to)
-                               : fmt::format("{} is older than {}, the {} driver CUDA {} needs (Table 3){}", d.text, min.text,
-                                             os, row->cuda, up_to);
-          c.needed = fmt::format("driver {} or newer", min.text);
+                                             d.text, min_text, os, row->cuda, label, up_to)
+                               : fmt::format("{} is older than {}, the {} driver CUDA {} needs ({}){}", d.text, min_text,
+                                             os, row->cuda, where, up_to);
+          c.needed = fmt::format("driver {} or newer", min_text);
         }
       }
     }

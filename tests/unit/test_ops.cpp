@@ -340,6 +340,10 @@ TEST_CASE("ops::compat: Blackwell capabilities and current releases", "[compat]"
     auto minor = check(ask("h100-sxm", "13.2", "580.65.06"), "driver");
     CHECK(minor.answer == Answer::limited);
     CHECK(minor.needed == "driver 595.45.04 or newer for full CUDA 13.2 support");
+    auto branch = check(ask("h100-sxm", "13.4", "580.65.06"), "driver");  // 13.4: the release notes name branch R615
+    CHECK(branch.answer == Answer::limited);
+    CHECK(branch.needed == "driver branch 615 or newer for full CUDA 13.4 support");
+    CHECK(check(ask("h100-sxm", "13.4", "615.20"), "driver").answer == Answer::yes);
     auto unknown = check(ask("h100-sxm", "13.5", "620.10"), "driver");
     CHECK(unknown.answer == Answer::unknown);
   }
