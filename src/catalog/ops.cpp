@@ -104,6 +104,11 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
     a.framework_runs_from_by_cc[idx(fw)] = by_cc(f, n + "_runs_from_by_cc");
     a.framework_note_by_cc[idx(fw)] = text_by_cc(f, n + "_note_by_cc");
   }
+  a.renumbered_ccs = text_by_cc(f, "renumbered_ccs");
+  for (const auto& [old_cc, new_cc] : a.renumbered_ccs)
+    if (std::find(a.compute_capabilities.begin(), a.compute_capabilities.end(), new_cc) == a.compute_capabilities.end())
+      f.fail("renumbered_ccs", fmt::format("{} is renumbered to {}, which is not one of {} ({})", util::quote(old_cc),
+                                           util::quote(new_cc), util::quote(a.id), util::join(a.compute_capabilities, ", ")));
   // A per compute capability override for a capability the architecture does not list is a typo.
   auto check_ccs = [&](const std::string& key, const auto& m) {
     for (const auto& [cc, v] : m) {
@@ -551,6 +556,12 @@ Result<ArchRef> resolve_arch(const CompatTable& t, std::string_view text) {
     for (const auto& c : a->compute_capabilities)
       if (compare_versions(c, cc) == 0) return ArchRef{a, c};
   }
+  // A number NVIDIA has since changed: name the current one rather than answer for a stale one.
+  for (const auto& a : t.architectures())
+    for (const auto& [old_cc, new_cc] : a.renumbered_ccs)
+      if (parse_version(cc) && compare_versions(old_cc, cc) == 0)
+        return Result<ArchRef>::fail(
+            fmt::format("NVIDIA renumbered compute capability {} to {}: ask with --arch {}", old_cc, new_cc, new_cc));
   std::vector<std::string> ids;
   for (const auto& a : t.architectures()) ids.push_back(a.id);
   return Result<ArchRef>::fail(fmt::format("unknown architecture {}{} (expected {}, or a compute capability like 8.6)",

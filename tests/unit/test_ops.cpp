@@ -263,6 +263,8 @@ TEST_CASE("ops::compat tables: current toolkits, frameworks and Blackwell capabi
     CHECK(bw->first_cuda_for("12.0") == "12.8");
     CHECK(bw->first_cuda_for("12.1") == "12.9");
     CHECK(t.arch_for_cc("11.0") == bw);
+    CHECK(catalog::resolve_arch(t, "sm_101").error() == "NVIDIA renumbered compute capability 10.1 to 11.0: ask with --arch 11.0");
+    CHECK(catalog::resolve_arch(t, "sm_110")->cc == "11.0");
     // PyTorch: native sm_100/sm_120 from 2.7, sm_110 from 2.9 (aarch64 CUDA 13.0 wheels); no sm_103/sm_121 wheels.
     CHECK(bw->framework_for(Framework::pytorch, "12.0").first == "2.7");
     CHECK(bw->framework_for(Framework::pytorch, "11.0").first == "2.9");

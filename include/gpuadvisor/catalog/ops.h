@@ -79,6 +79,8 @@ struct ArchCompat {
   /// Per compute capability overrides of FrameworkSupport::note.
   std::array<std::map<std::string, std::string>, 3> framework_note_by_cc;
   ArchFeatures features;
+  /// Compute capabilities NVIDIA renumbered, old -> new ({"10.1": "11.0"}: Jetson Thor from CUDA 13.0).
+  std::map<std::string, std::string> renumbered_ccs;
   /// Per compute capability feature overrides ({"8.6": {"mig": false}}: GA10x has no MIG).
   std::map<std::string, std::map<std::string, bool>> features_by_cc;
   std::string notes;
