@@ -21,6 +21,9 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {"ampere", "nvidia", "Ampere"},     {"ada", "nvidia", "Ada Lovelace"}, {"hopper", "nvidia", "Hopper"},
     {"blackwell", "nvidia", "Blackwell"}, {"cdna2", "amd", "CDNA 2"},      {"cdna3", "amd", "CDNA 3"},
     {"rdna3", "amd", "RDNA 3"},         {"gaudi2", "intel", "Gaudi 2"},   {"gaudi3", "intel", "Gaudi 3"},
+    {"cdna4", "amd", "CDNA 4"},         {"rdna4", "amd", "RDNA 4"},       {"rdna3.5", "amd", "RDNA 3.5"},
+    {"xe2", "intel", "Xe2 (Battlemage)"}, {"apple-m3", "apple", "Apple M3"}, {"apple-m4", "apple", "Apple M4"},
+    {"apple-m5", "apple", "Apple M5"},
 };
 
 Price read_price(const util::Fields& f, const std::string& prefix) {
@@ -62,7 +65,7 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
       g.aliases.push_back(x.get<std::string>());
     }
   }
-  g.vendor = one_of(f, "vendor", {"nvidia", "amd", "intel"});
+  g.vendor = one_of(f, "vendor", {"nvidia", "amd", "intel", "apple"});
   g.architecture = f.str("architecture");
   g.compute_capability = f.opt_str("compute_capability");
   if (auto y = f.opt_integer("release_year", 1990, 2100)) g.release_year = static_cast<int>(*y);

@@ -578,7 +578,10 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
 
   if (q.vendor != "nvidia") {
     // CUDA and the CUDA builds of the frameworks are NVIDIA-only.
-    std::string stack = q.vendor == "amd" ? "ROCm" : q.vendor == "intel" ? "Intel's own software stack" : "another stack";
+    std::string stack = q.vendor == "amd"     ? "ROCm"
+                        : q.vendor == "intel" ? "Intel's own software stack"
+                        : q.vendor == "apple" ? "Metal (MLX, llama.cpp, PyTorch MPS)"
+                                              : "another stack";
     std::string why = fmt::format("{} is not an NVIDIA GPU: CUDA does not run on it; frameworks reach it through {} "
                                   "(not covered by this table)",
                                   who, stack);

@@ -17,7 +17,7 @@ constexpr ValidationRule kRules[] = {
     {"duplicate-alias", Severity::error, "an alias is used by two records or equals another record's id"},
     {"unknown-architecture", Severity::error, "the architecture is not one gpuadvisor knows, or belongs to another vendor"},
     {"bandwidth-formula", Severity::error, "memory bandwidth differs from data rate x bus width / 8 by more than 2%"},
-    {"tensor-below-vector", Severity::error, "a tensor/matrix peak (tf32, fp16, bf16, fp8) is below the vector fp32 peak"},
+    {"tensor-below-vector", Severity::error, "a tensor/matrix peak (tf32, fp16, bf16, fp8) is below the vector fp32 peak (GPUs with tensor_cores 0 are exempt: their fp16 runs on the vector units)"},
     {"precision-order", Severity::error, "a lower precision has a lower peak than a higher one (fp8 < fp16, fp4 < fp8, int4 < int8)"},
     {"non-positive-value", Severity::error, "memory, bandwidth, TDP, a peak or a price is zero or negative"},
     {"power-range", Severity::error, "the configurable power range does not contain the TDP"},
@@ -95,7 +95,7 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
     }
 
     auto peak = [&](Precision p) { return g.peak_tflops[static_cast<std::size_t>(p)]; };
-    if (auto fp32 = peak(Precision::fp32)) {
+    if (auto fp32 = peak(Precision::fp32); fp32 && g.tensor_cores.value_or(1) > 0) {
       for (auto p : {Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8})
         if (auto t = peak(p); t && *t < *fp32)
           c.add("tensor-below-vector", fmt::format("{} peak {} TFLOPS is below the fp32 vector peak {} TFLOPS", name(p),

@@ -66,7 +66,7 @@ void check_choice(const std::string& flag, const std::string& value, const std::
 void run_list(Context& ctx, const ListOptions& o) {
   auto fmt_out = ctx.output_format(kTabular);
   const auto& cat = ctx.catalog();
-  std::vector<std::string> vendors = {"nvidia", "amd", "intel"};
+  std::vector<std::string> vendors = {"nvidia", "amd", "intel", "apple"};
   std::vector<std::string> segments = {"consumer", "workstation", "datacenter", "edge"};
   std::vector<std::string> archs;
   for (const auto& a : catalog::architectures()) archs.emplace_back(a.id);
@@ -302,7 +302,7 @@ void setup_catalog(CLI::App& app, Context& ctx) {
 
   auto lo = std::make_shared<ListOptions>();
   auto* list = cat->add_subcommand("list", "List GPUs, filtered and sorted");
-  list->add_option("--vendor", lo->vendor, "Only this vendor: nvidia, amd, intel");
+  list->add_option("--vendor", lo->vendor, "Only this vendor: nvidia, amd, intel, apple");
   list->add_option("--arch", lo->arch, "Only this architecture (ampere, ada, hopper, ...)");
   list->add_option("--segment", lo->segment, "Only this segment: consumer, workstation, datacenter, edge");
   list->add_option("--min-memory", lo->min_memory, "Only GPUs with at least this much memory (24GB, 24GiB, 80G)");

@@ -91,7 +91,7 @@ Words option_values(const std::string& path, std::string_view name, const std::s
   if (name == "--lora-targets") return {ValueKind::words, {"all", "attn", "mlp"}};
   if (name == "--scenario") return {ValueKind::words, {"personal", "workstation", "datacenter", "edge", "cloud"}};
   if (name == "--kind") return {ValueKind::words, {"decoder", "encoder", "encoder-decoder", "vision"}};
-  if (name == "--vendor") return {ValueKind::words, {"nvidia", "amd", "intel"}};
+  if (name == "--vendor") return {ValueKind::words, {"nvidia", "amd", "intel", "apple"}};
   if (name == "--segment") return {ValueKind::words, {"consumer", "workstation", "datacenter", "edge"}};
   if (name == "--sort")
     return {ValueKind::words,

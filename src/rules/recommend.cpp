@@ -254,7 +254,8 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     if (key == "segment") return gpu.segment;
     if (key == "scenario_segments") return util::join(segs, ", ");
     if (key == "scaling_percent") return fmt::format("{:.0f}%", c.perf.scaling * 100);
-    if (key == "vendor") return std::string(gpu.vendor == "amd" ? "AMD" : gpu.vendor == "intel" ? "Intel" : "NVIDIA");
+    if (key == "vendor")
+      return std::string(gpu.vendor == "amd" ? "AMD" : gpu.vendor == "intel" ? "Intel" : gpu.vendor == "apple" ? "Apple" : "NVIDIA");
     if (key == "gpu") return gpu.name;
     return std::nullopt;
   };
