@@ -4,6 +4,9 @@
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/snapshot.h"
+#include "gpuadvisor/util/text.h"
+
+#include <fmt/format.h>
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -47,32 +50,85 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
       else out.instances.push_back(std::move(c));
     }
   }
-  if (top.has("servers")) {
-    const auto& arr = top.raw("servers");
+  if (top.has("platforms")) {
+    const auto& arr = top.raw("platforms");
+    if (!arr.is_array()) top.fail("platforms", "expected an array of host platforms");
     for (std::size_t i = 0; i < arr.size(); ++i) {
-      util::Fields f(doc, arr[i], "/servers/" + std::to_string(i), "");
-      ServerPlatform s;
-      s.id = f.str("id");
-      s.description = f.opt_str("description").value_or("");
-      s.gpu_form_factor = f.opt_str("gpu_form_factor").value_or("");
-      s.max_gpus = static_cast<int>(f.opt_integer("max_gpus", 1, 1024).value_or(8));
-      s.usd = f.opt_num("usd");
-      s.platform_power_w = f.opt_num("platform_power_w");
-      s.sources = read_sources(f);
-      out.servers.push_back(std::move(s));
+      util::Fields f(doc, arr[i], "/platforms/" + std::to_string(i), "");
+      Platform p;
+      p.id = f.str("id");
+      p.name = f.opt_str("name").value_or(p.id);
+      p.kind = f.str("kind");
+      if (p.kind != "workstation" && p.kind != "server" && p.kind != "hgx")
+        f.fail("kind", fmt::format("expected one of workstation, server, hgx, got {}", util::quote(p.kind)));
+      p.form_factor = f.str("form_factor");
+      if (p.form_factor != "pcie" && p.form_factor != "sxm" && p.form_factor != "oam")
+        f.fail("form_factor", fmt::format("expected one of pcie, sxm, oam, got {}", util::quote(p.form_factor)));
+      if (f.has("gpu_ids")) {
+        const auto& ids = f.raw("gpu_ids");
+        if (!ids.is_array()) f.fail("gpu_ids", "expected an array of GPU ids");
+        for (const auto& x : ids) {
+          if (!x.is_string()) f.fail("gpu_ids", "expected an array of GPU ids, got " + util::json_snippet(x));
+          p.gpu_ids.push_back(x.get<std::string>());
+        }
+      }
+      p.gpu_slots = static_cast<int>(f.integer("gpu_slots", 1, 64));
+      auto watts = [&](const char* key) {
+        auto v = f.opt_num(key);
+        if (v && !(*v > 0 && *v < 1e6)) f.fail(key, "must be a power in W between 0 and 1,000,000");
+        return v;
+      };
+      p.max_gpu_tdp_w = watts("max_gpu_tdp_w");
+      p.system_max_power_w = watts("system_max_power_w");
+      p.host_power_w = watts("host_power_w");
+      p.idle_w = watts("idle_w");
+      p.price_usd = f.opt_num("price_usd");
+      if (p.price_usd && !(*p.price_usd > 0 && *p.price_usd < 1e9)) f.fail("price_usd", "must be a price in USD above 0");
+      p.price_includes_gpus = f.opt_bool("price_includes_gpus").value_or(false);
+      p.price_as_of = f.opt_str("price_as_of").value_or("");
+      if (f.has("price_source") && !f.raw("price_source").is_null()) p.price_source = read_source(f, "price_source");
+      if (p.price_usd && !p.price_source) f.fail("price_usd", "a price needs a price_source");
+      p.sources = read_sources(f);
+      p.as_of = f.opt_str("as_of").value_or("");
+      p.notes = f.opt_str("notes").value_or("");
+      auto it = std::find_if(out.platforms.begin(), out.platforms.end(), [&](const Platform& x) { return x.id == p.id; });
+      if (it != out.platforms.end()) *it = std::move(p);
+      else out.platforms.push_back(std::move(p));
     }
   }
   if (top.has("energy")) {
     util::Fields e(doc, top.raw("energy"), "/energy", "energy");
     if (e.has("usd_per_kwh")) out.kwh_usd = read_value(doc, e.raw("usd_per_kwh"), "/energy/usd_per_kwh");
     if (e.has("pue")) out.pue = read_value(doc, e.raw("pue"), "/energy/pue");
+    if (e.has("regions")) {
+      const auto& arr = e.raw("regions");
+      if (!arr.is_array()) e.fail("regions", "expected an array of electricity regions");
+      for (std::size_t i = 0; i < arr.size(); ++i) {
+        util::Fields f(doc, arr[i], "/energy/regions/" + std::to_string(i), "");
+        Region r;
+        r.id = f.str("id");
+        r.kind = f.opt_str("kind").value_or("");
+        r.usd_per_kwh = f.opt_num("usd_per_kwh");
+        if (r.usd_per_kwh && !(*r.usd_per_kwh > 0 && *r.usd_per_kwh < 10)) f.fail("usd_per_kwh", "must be between 0 and 10 USD");
+        r.as_of = f.opt_str("as_of").value_or("");
+        r.notes = f.opt_str("notes").value_or("");
+        r.sources = read_sources(f);
+        auto it = std::find_if(out.regions.begin(), out.regions.end(), [&](const Region& x) { return x.id == r.id; });
+        if (it != out.regions.end()) *it = std::move(r);
+        else out.regions.push_back(std::move(r));
+      }
+    }
   }
 }
 
 Prices Prices::load(const std::vector<std::string>& user_files) {
   Prices p;
-  if (auto snap = embedded::snapshot("cloud.json")) decode(*snap, p);
-  else parse_into(embedded::doc("cloud.json"), p);
+  if (auto snap = embedded::snapshot("cloud.json")) {
+    decode(*snap, p);
+  } else {
+    parse_into(embedded::doc("cloud.json"), p);
+    parse_into(embedded::doc("platforms.json"), p);
+  }
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());

@@ -60,9 +60,15 @@ void fields(Ar& ar, T& c) {
   ar(c.id, c.provider, c.instance, c.gpu_id, c.gpu_count, c.usd_per_hour, c.pricing, c.region, c.as_of, c.notes, c.sources);
 }
 
-template <class Ar, Of<ServerPlatform> T>
-void fields(Ar& ar, T& s) {
-  ar(s.id, s.description, s.gpu_form_factor, s.max_gpus, s.usd, s.platform_power_w, s.sources);
+template <class Ar, Of<Platform> T>
+void fields(Ar& ar, T& p) {
+  ar(p.id, p.name, p.kind, p.form_factor, p.gpu_ids, p.gpu_slots, p.max_gpu_tdp_w, p.system_max_power_w, p.host_power_w,
+     p.idle_w, p.price_usd, p.price_includes_gpus, p.price_as_of, p.price_source, p.sources, p.as_of, p.notes);
+}
+
+template <class Ar, Of<Region> T>
+void fields(Ar& ar, T& r) {
+  ar(r.id, r.kind, r.as_of, r.notes, r.usd_per_kwh, r.sources);
 }
 
 template <class Ar, Of<SourcedValue> T>
@@ -72,7 +78,7 @@ void fields(Ar& ar, T& v) {
 
 template <class Ar, Of<Prices> T>
 void fields(Ar& ar, T& p) {
-  ar(p.instances, p.servers, p.kwh_usd, p.pue);
+  ar(p.instances, p.platforms, p.regions, p.kwh_usd, p.pue);
 }
 
 template <class Ar, Of<Factor> T>

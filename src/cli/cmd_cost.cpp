@@ -77,8 +77,14 @@ void run_cost(Context& ctx, const CostFlags& o) {
                                       cost.job_hours_from == "estimate" && perf.time_s
                                           ? fmt::format("range {} to {}", util::format_duration(perf.time_s->low), util::format_duration(perf.time_s->high))
                                           : "from --hours")});
-  kv.push_back({"Buy", cost.purchase_usd ? fmt::format("{} ({} x {} {})", util::format_money(*cost.purchase_usd), w.gpus,
-                                                        util::format_money(*cost.gpu_price_usd), cost.price_kind)
+  kv.push_back({"Buy", cost.purchase_usd && cost.host_price_includes_gpus
+                          ? fmt::format("{} ({} x {} system with {} GPUs)", util::format_money(*cost.purchase_usd), cost.host_boxes,
+                                        cost.host_platform->id, cost.host_platform->gpu_slots)
+                      : cost.purchase_usd ? fmt::format("{} ({} x {} {}{})", util::format_money(*cost.purchase_usd), w.gpus,
+                                                        util::format_money(*cost.gpu_price_usd), cost.price_kind,
+                                                        cost.host_price_usd ? fmt::format(" + host {} {}", cost.host_platform->id,
+                                                                                          util::format_money(*cost.host_price_usd))
+                                                        : cost.host_platform ? " + host, price unknown" : "")
                                          : "unknown (no price for this GPU)"});
   kv.push_back({"Power", fmt::format("{}, {} per busy hour",
                                      cost.power_w >= 1e4 ? util::format_number(cost.power_w / 1000) + " kW" : util::format_number(cost.power_w) + " W",

@@ -184,20 +184,7 @@ std::string failed_line(const rules::Candidate& c) {
   return s;
 }
 
-/// Why a GPU that holds the workload has no price to plan with, in a few words.
-std::string not_priced_reason(const catalog::Catalog& cat, const std::string& id, bool used) {
-  const auto* g = cat.find(id);
-  if (!g) return "no rate";
-  if (g->out_of_production()) {
-    const std::string st = g->status == "discontinued" ? "discontinued" : "end of life";
-    if (used || !g->used.usd) return st + ", no used price";
-    return fmt::format("{}: --used prices it at {} used", st, util::format_money(*g->used.usd));
-  }
-  if (g->status.empty() && g->launch_msrp_usd) return "production status unknown, launch MSRP not planned";
-  return "no price";
-}
-
-util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, const RecommendFlags& o, const catalog::Catalog& cat) {
+util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, const RecommendFlags& o) {
   const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
   util::Json j;
   j["workload"] = estimate::to_json(req.base);
@@ -221,10 +208,10 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   }
   j["way_out"] = rec.way_out;
   util::Json np = util::Json::array();
-  for (const auto& id : rec.not_priced) {
+  for (const auto& x : rec.not_priced) {
     util::Json e = util::Json::object();
-    e[req.cloud ? "instance_id" : "gpu_id"] = id;
-    e["reason"] = not_priced_reason(cat, id, req.used || req.cloud);
+    e[req.cloud ? "instance_id" : "gpu_id"] = x.id;
+    e["reason"] = x.reason;
     np.push_back(e);
   }
   j["not_priced"] = np;
@@ -256,7 +243,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       auto req = make_request(ctx, flags, &in);
       auto rec = rules::recommend(req, data);
       if (rec.plans.empty()) code = Exit::no;
-      return to_json(req, rec, flags, ctx.catalog());
+      return to_json(req, rec, flags);
     });
     return;
   }
@@ -268,7 +255,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
 
   if (f == report::Format::json) {
     auto j = report::envelope("recommend");
-    const util::Json body = to_json(req, rec, o, ctx.catalog());
+    const util::Json body = to_json(req, rec, o);
     for (auto& [k, v] : body.items()) j[k] = v;
     ctx.out << report::dump(j);
     return;
@@ -384,13 +371,13 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   if (!rec.not_priced.empty() && top > 0) {
     // Grouped by reason, in the order of the reasons' first appearance.
     std::vector<std::pair<std::string, std::vector<std::string>>> groups;
-    for (const auto& id : rec.not_priced) {
-      std::string reason = not_priced_reason(ctx.catalog(), id, req.used || req.cloud), item = id;
+    for (const auto& x : rec.not_priced) {
+      std::string reason = x.reason, item = x.id;
       if (auto at = reason.find(": --used prices it at "); at != std::string::npos) {
         item += " " + reason.substr(at + 22);
         reason = reason.substr(0, at) + ", priced used with --used";
       }
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == reason; });
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& grp) { return grp.first == reason; });
       if (g == groups.end()) groups.push_back({reason, {item}});
       else g->second.push_back(item);
     }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "gpuadvisor/estimate/platform.h"
+
 #include "gpuadvisor/util/units.h"
 
 namespace gpuadvisor::estimate {
@@ -39,26 +41,22 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
       c.assumptions.push_back(fmt::format("{} has no known price: purchase cost unknown", gpu.name));
   }
 
-  // Power: GPU TDP, plus the server platform where the data has it (8-GPU SXM baseboards).
+  // The host the GPUs go into (estimate/platform.h): its price and its own power.
   c.power_w = gpu.tdp_w * N;
-  if (gpu.form_factor == "sxm" && w.gpus >= 2) {
-    const catalog::ServerPlatform* platform = nullptr;
-    // Platform figures exist per GPU generation (HGX A100, HGX H100); none is assumed for others.
-    const char* generation = gpu.architecture == "hopper" ? "h100" : gpu.architecture == "ampere" ? "a100" : nullptr;
-    for (const auto& s : prices.servers)
-      if (generation && s.gpu_form_factor == "sxm" && s.platform_power_w && s.id.find(generation) != std::string::npos)
-        platform = &s;
-    if (platform) {
-      double boxes = std::ceil(N / platform->max_gpus);
-      c.power_w += boxes * *platform->platform_power_w;
-      c.assumptions.push_back(fmt::format("{} {} {} W each for CPUs, memory, NICs and fans ({})", boxes, boxes > 1 ? "servers add" : "server adds",
-                                          util::format_number(*platform->platform_power_w), platform->id));
-      if (!platform->usd) c.assumptions.push_back("server chassis price unknown: not included in the purchase cost");
-    } else {
-      c.assumptions.push_back("host server power and price unknown for this GPU generation: not included");
+  const Host host = host_for(gpu, w.gpus, prices);
+  c.assumptions.push_back("host: " + describe(host, gpu, w.gpus) + (host.fits() ? "" : "; no host price or power included"));
+  if (host.needed && host.fits()) {
+    c.host_platform = host.platform;
+    c.host_boxes = host.boxes;
+    c.host_price_usd = host.price_usd;
+    c.host_price_includes_gpus = host.price_includes_gpus;
+    if (host.power_w) c.power_w += *host.power_w;
+    if (host.price_usd && host.price_includes_gpus) {
+      c.purchase_usd = *host.price_usd;  // whole systems, GPUs included
+    } else if (c.purchase_usd) {
+      if (host.price_usd) *c.purchase_usd += *host.price_usd;
+      else c.assumptions.push_back("host price unknown: the purchase cost is the GPUs' alone");
     }
-  } else if (w.gpus >= 2) {
-    c.assumptions.push_back("host server power and price not included");
   }
   c.usd_per_hour_energy = c.power_w / 1000 * o.pue * o.kwh_usd;
   c.assumptions.push_back(fmt::format("energy: GPUs at TDP while busy, PUE {}, ${}/kWh", o.pue, o.kwh_usd));
@@ -107,6 +105,16 @@ util::Json to_json(const CostEstimate& c) {
   j["gpu_price_usd"] = opt(c.gpu_price_usd);
   j["price_kind"] = c.price_kind.empty() ? util::Json(nullptr) : util::Json(c.price_kind);
   j["purchase_usd"] = opt(c.purchase_usd);
+  if (c.host_platform) {
+    util::Json h;
+    h["platform_id"] = c.host_platform->id;
+    h["boxes"] = c.host_boxes;
+    h["price_usd"] = opt(c.host_price_usd);
+    h["price_includes_gpus"] = c.host_price_includes_gpus;
+    j["host"] = h;
+  } else {
+    j["host"] = nullptr;
+  }
   j["power_w"] = c.power_w;
   j["energy_usd_per_hour"] = c.usd_per_hour_energy;
   j["job_energy_kwh"] = opt(c.job_energy_kwh);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/estimate/platform.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -428,21 +429,21 @@ struct Builder {
     x.m.set("reference_usd", ref->usd);
   }
 
-  // Platform power (CPUs, RAM, NICs, drives, fans, NVSwitches): the spec's, else the matching
-  // server platform in data/cloud.json, else a documented default (docs/procurement-check.md).
+  // Platform power (CPUs, RAM, NICs, drives, fans, NVSwitches): the spec's, else the host that
+  // recommend and cost plan for these GPUs (estimate/platform.h), else a documented default
+  // (docs/procurement-check.md).
   std::pair<double, std::string> platform_power() {
     if (s.platform_power_w) return {*s.platform_power_w, ""};
     const GpuLine& first = s.gpus.front();
-    if (first.gpu && first.gpu->form_factor != "pcie") {
-      std::string family = util::split(first.gpu->id, '-').front();
-      for (const auto& sv : data.prices.servers)
-        if (sv.platform_power_w && sv.gpu_form_factor == first.gpu->form_factor &&
-            util::ends_with(sv.id, "-" + family)) {
-          assumptions.push_back(
-              fmt::format("platform power {} from data/cloud.json server {} (set server.platform_power_w)",
-                          watts(*sv.platform_power_w), sv.id));
-          return {*sv.platform_power_w, fmt::format("(default: data/cloud.json {})", sv.id)};
-        }
+    int total = 0;
+    for (const auto& g : s.gpus) total += g.count;
+    if (first.gpu) {
+      const auto host = estimate::host_for(*first.gpu, total, data.prices);
+      if (host.fits() && host.power_w) {
+        assumptions.push_back(fmt::format("platform power {} from data/platforms.json {} (set server.platform_power_w)",
+                                          watts(*host.power_w), host.platform->id));
+        return {*host.power_w, fmt::format("(default: data/platforms.json {})", host.platform->id)};
+      }
     }
     double w = s.deployment == "edge" ? 100 : s.deployment == "workstation" ? 500 : 1500;
     std::string why = s.deployment.empty() ? "server" : s.deployment;

@@ -154,7 +154,19 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   } else {
     unit = gpu.price_usd(req.used);
     c.price_kind = gpu.price_kind(req.used);
-    if (unit) c.price_usd = *unit * count;
+    // The host the cards go into (estimate/platform.h): its price is part of the plan's.
+    c.host = estimate::host_for(gpu, count, data.prices);
+    if (!c.host.needed || !c.host.fits()) {
+      if (unit) c.price_usd = *unit * count;
+    } else if (c.host.price_usd && c.host.price_includes_gpus) {
+      c.price_usd = *c.host.price_usd;  // whole systems, GPUs included
+      unit = *c.price_usd / count;
+      c.price_kind = "system";
+    } else if (unit && c.host.price_usd) {
+      c.price_usd = *unit * count + *c.host.price_usd;
+    } else {
+      unit.reset();  // the GPUs or their host have no price: the plan cannot be priced
+    }
   }
 
   // Power: a configurable range lets the plan run capped at the limit.
@@ -192,8 +204,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     m.set(Metric::price_known, unit.has_value());
   }
   m.set(Metric::used_price, c.price_kind == "used");
-  m.set(Metric::total_tdp_w, gpu.tdp_w * count, Shown::watts);
-  m.set(Metric::min_total_power_w, min_power * count, Shown::watts);
+  const double host_w = c.host.fits() ? c.host.power_w.value_or(0) : 0;
+  m.set(Metric::total_tdp_w, gpu.tdp_w * count + host_w, Shown::watts);
+  m.set(Metric::min_total_power_w, min_power * count + host_w, Shown::watts);
+  m.set(Metric::host_fits, c.host.fits());
   // The precision the math runs at: the format's (NF4 and int4 bases dequantize to 16-bit).
   Precision compute = c.w.format().compute;
   // A quantized base (NF4) dequantizes to a compute dtype of choice: fp16 where the GPU has no bf16
@@ -245,6 +259,18 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
       return headroom < 0 ? fmt::format("short by {}", util::format_bytes(-c.fit.headroom_bytes))
                           : fmt::format("only {:.0f}% left, below the {:.0f}% headroom", headroom * 100, need_share * 100);
     if (key == "price_kind") return c.price_kind;
+    if (key == "host") return estimate::describe(c.host, gpu, count);
+    if (key == "price_parts") {
+      // What the total is made of, for the budget message.
+      if (c.price_kind == "system")
+        return fmt::format("{} x {} system with {} GPUs", c.host.boxes, c.host.platform->id, c.host.platform->gpu_slots);
+      const auto unit_price = gpu.price_usd(req.used);
+      std::string parts = fmt::format("{} x {} {}", count, known(unit_price, Shown::money), c.price_kind);
+      if (c.host.needed && c.host.fits())
+        parts += fmt::format(" + host {}{} {}", c.host.boxes > 1 ? fmt::format("{} x ", c.host.boxes) : "", c.host.platform->id,
+                             c.host.price_usd ? util::format_money(*c.host.price_usd) : std::string("price unknown"));
+      return parts;
+    }
     if (key == "compute_precision") return std::string(catalog::name(compute));
     if (key == "architecture") return gpu.architecture;
     if (key == "precision") return precision;
@@ -348,6 +374,23 @@ void explain(Candidate& c, const Request& req, const Data& data) { render_messag
 std::string Candidate::label() const {
   if (instance) return fmt::format("{} {}", instance->id, w.precision);
   return fmt::format("{} x{} {}", gpu->id, count, w.precision);
+}
+
+// Why a candidate that holds the workload has no price to plan with, in a few words.
+static std::string not_priced_reason(const Candidate& c, bool used) {
+  if (c.instance) return "no rate";
+  const auto& g = *c.gpu;
+  if (!g.price_usd(used)) {
+    if (g.out_of_production()) {
+      const std::string st = g.status == "discontinued" ? "discontinued" : "end of life";
+      if (used || !g.used.usd) return st + ", no used price";
+      return fmt::format("{}: --used prices it at {} used", st, util::format_money(*g.used.usd));
+    }
+    if (g.status.empty() && g.launch_msrp_usd) return "production status unknown, launch MSRP not planned";
+    return "no price";
+  }
+  if (c.host.needed && c.host.platform && !c.host.price_usd) return fmt::format("host {} has no price", c.host.platform->id);
+  return "no price";
 }
 
 Recommendation recommend(const Request& req, const Data& data) {
@@ -541,8 +584,9 @@ Recommendation recommend(const Request& req, const Data& data) {
       else only_price = false;
     }
     const std::string id = c.instance ? c.instance->id : c.gpu->id;
-    if (only_price && price_failed && std::find(out.not_priced.begin(), out.not_priced.end(), id) == out.not_priced.end())
-      out.not_priced.push_back(id);
+    if (only_price && price_failed &&
+        std::none_of(out.not_priced.begin(), out.not_priced.end(), [&](const auto& x) { return x.id == id; }))
+      out.not_priced.push_back({id, not_priced_reason(c, req.used)});
   }
 
   // Ways out when nothing is accepted.
@@ -611,7 +655,8 @@ Recommendation recommend(const Request& req, const Data& data) {
                                           c.price_usd ? util::format_money(*c.price_usd) : "unknown price"));
       }
     }
-    const auto& unpriced = out.not_priced;
+    std::vector<std::string> unpriced;
+    for (const auto& x : out.not_priced) unpriced.push_back(x.id);
     if (!unpriced.empty())
       out.way_out.push_back(fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
                                         req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),

@@ -16,11 +16,11 @@ constexpr MetricInfo kMetrics[] = {
     {"memory_headroom_fraction", "share of each GPU's memory left after the job (negative: short)"},
     {"memory_need_bytes", "memory the job needs per GPU"},
     {"memory_capacity_bytes", "memory of one GPU"},
-    {"total_price_usd", "count x unit price (street, used with --used, else launch MSRP)"},
+    {"total_price_usd", "count x unit price (street, used with --used, else launch MSRP) plus the host of a multi-GPU plan, or the whole system's price"},
     {"price_known", "whether any price is known for the GPU"},
     {"used_price", "whether the plan is priced at used-market prices"},
-    {"total_tdp_w", "count x TDP"},
-    {"min_total_power_w", "count x the lowest configurable power (TDP when no range is published)"},
+    {"total_tdp_w", "count x TDP, plus the host's own power where data/platforms.json gives it"},
+    {"min_total_power_w", "count x the lowest configurable power (TDP when no range is published), plus the host's own power"},
     {"precision_supported", "whether the GPU has a dense peak for the plan's compute precision"},
     {"segment_allowed", "whether the GPU's segment suits the scenario"},
     {"pcie_only_multi_gpu_training", "training on more than one GPU without NVLink/NVSwitch/Infinity Fabric"},
@@ -32,6 +32,7 @@ constexpr MetricInfo kMetrics[] = {
     {"flops_per_usd", "dense peak FLOP/s at the plan's precision per dollar"},
     {"bandwidth_gbs", "memory bandwidth of one GPU, GB/s"},
     {"rent_price_usd", "cloud plans: the hourly rate, or the whole job with --tokens"},
+    {"host_fits", "whether a host platform takes the GPUs (slots, form factor, power; estimate/platform.h)"},
 };
 static_assert(std::size(kMetrics) == kMetricCount, "one Metric per known metric, in order");
 

@@ -46,6 +46,7 @@ TEST_CASE("catalog::snapshot: the embedded snapshot holds what the JSON parsers 
   SECTION("prices") {
     catalog::Prices json;
     catalog::Prices::parse_into(embedded::doc("cloud.json"), json);
+    catalog::Prices::parse_into(embedded::doc("platforms.json"), json);
     CHECK(test::prices() == json);
     CHECK_FALSE(json.instances.empty());
   }

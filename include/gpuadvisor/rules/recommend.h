@@ -11,6 +11,7 @@
 #include "gpuadvisor/catalog/prices.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
+#include "gpuadvisor/estimate/platform.h"
 #include "gpuadvisor/rules/rules.h"
 
 namespace gpuadvisor::rules {
@@ -48,6 +49,7 @@ struct Candidate {
   std::optional<double> rent_usd;      ///< cloud: usd_per_hour x rent_hours
   std::string price_kind;
   std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
+  estimate::Host host;                ///< the host the GPUs go into, priced into price_usd
   double throughput = 0;              ///< typical, after any power cap
   /// One per recommend rule, with the value of its metric. The failed ones carry their message in
   /// the plans and the nearest rejected (what is shown); explain() makes them for the others.
@@ -69,7 +71,11 @@ struct Recommendation {
   std::vector<std::size_t> rejected;   ///< the nearest rejected candidates
   std::vector<std::size_t> pareto;     ///< accepted plans not dominated on (price, time)
   std::vector<std::string> way_out;    ///< when nothing fits: the cheapest ways out
-  std::vector<std::string> not_priced; ///< GPU (or instance) ids that hold the workload but have no price to plan with
+  struct NotPriced {
+    std::string id;      ///< GPU id (instance id with --cloud)
+    std::string reason;  ///< "no price", "discontinued: --used prices it at $700 used", "host ... price unknown"
+  };
+  std::vector<NotPriced> not_priced;  ///< GPUs (or instances) that hold the workload but have no price to plan with
 };
 
 struct Data {

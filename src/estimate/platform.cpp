@@ -1,0 +1,119 @@
+#include "gpuadvisor/estimate/platform.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::estimate {
+namespace {
+
+std::string watts(double w) { return util::format_number(w) + " W"; }
+
+double load_w(const catalog::Platform& p, const catalog::Gpu& gpu, int n) { return gpu.tdp_w * n + p.host_power_w.value_or(0); }
+
+// Whether one box of `p` holds `n` of `gpu` within its power limits.
+bool powers(const catalog::Platform& p, const catalog::Gpu& gpu, int n) {
+  if (p.max_gpu_tdp_w && gpu.tdp_w > *p.max_gpu_tdp_w) return false;
+  return !p.system_max_power_w || load_w(p, gpu, n) <= *p.system_max_power_w;
+}
+
+}  // namespace
+
+Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices) {
+  Host h;
+  const std::string_view ff = gpu.form_factor;
+  if (ff == "soc" || ff == "module" || ff == "superchip") {
+    // Whole systems: a unified-memory computer, a Jetson module on its carrier, a Grace superchip.
+    if (count > 1) h.problem = HostProblem::whole_system;
+    return h;
+  }
+  if (ff == "sxm" || ff == "oam") {
+    // Baseboard GPUs: only on a system built for them, however few are used.
+    h.needed = true;
+    for (const auto& p : prices.platforms)
+      if (p.form_factor == ff && std::find(p.gpu_ids.begin(), p.gpu_ids.end(), gpu.id) != p.gpu_ids.end()) {
+        h.platform = &p;
+        break;
+      }
+    if (!h.platform) {
+      h.problem = HostProblem::no_baseboard;
+      return h;
+    }
+  } else {
+    if (count <= 1) return h;  // one card: the buyer's own computer
+    h.needed = true;
+    // Passively cooled datacenter cards need a server's airflow; others go in a workstation too.
+    const bool server_only = gpu.segment == "datacenter";
+    const catalog::Platform* nearest = nullptr;
+    for (const auto& p : prices.platforms) {
+      if (p.form_factor != "pcie" || p.kind == "hgx" || (server_only && p.kind != "server")) continue;
+      h.largest_slots = std::max(h.largest_slots, p.gpu_slots);
+      if (p.gpu_slots < count) continue;
+      if (!powers(p, gpu, count)) {
+        if (!nearest) nearest = &p;
+        continue;
+      }
+      // The cheapest with a known price; when none has one, the smallest.
+      auto better = [](const catalog::Platform& a, const catalog::Platform& b) {
+        if (a.price_usd.has_value() != b.price_usd.has_value()) return a.price_usd.has_value();
+        if (a.price_usd && *a.price_usd != *b.price_usd) return *a.price_usd < *b.price_usd;
+        return a.gpu_slots < b.gpu_slots;
+      };
+      if (!h.platform || better(p, *h.platform)) h.platform = &p;
+    }
+    if (!h.platform) {
+      h.platform = nearest;
+      h.problem = nearest ? HostProblem::power : HostProblem::no_slots;
+      return h;
+    }
+  }
+  const auto& p = *h.platform;
+  h.boxes = static_cast<int>(std::ceil(static_cast<double>(count) / p.gpu_slots));
+  if (!powers(p, gpu, std::min(count, p.gpu_slots))) {
+    h.problem = HostProblem::power;
+    return h;
+  }
+  if (p.price_usd) h.price_usd = *p.price_usd * h.boxes;
+  h.price_includes_gpus = p.price_includes_gpus;
+  if (p.host_power_w) h.power_w = *p.host_power_w * h.boxes;
+  return h;
+}
+
+std::string describe(const Host& h, const catalog::Gpu& gpu, int count) {
+  switch (h.problem) {
+    case HostProblem::whole_system:
+      return fmt::format("{} is a whole system ({}): one is planned, not {} joined", gpu.id, gpu.form_factor, count);
+    case HostProblem::no_baseboard:
+      return fmt::format("{} is an {} module: it runs only on a baseboard system, and data/platforms.json has none for it "
+                         "(--prices FILE adds one)",
+                         gpu.id, gpu.form_factor == "sxm" ? "SXM" : "OAM");
+    case HostProblem::no_slots:
+      return fmt::format("no {} in data/platforms.json takes {} x {} (the largest takes {})",
+                         gpu.segment == "datacenter" ? "server" : "workstation or server", count, gpu.id, h.largest_slots);
+    case HostProblem::power: {
+      const auto& p = *h.platform;
+      const int n = std::min(count, p.gpu_slots);
+      if (p.max_gpu_tdp_w && gpu.tdp_w > *p.max_gpu_tdp_w)
+        return fmt::format("no host in data/platforms.json powers {} x {}: {} takes GPUs of at most {} ({} has {})", count,
+                           gpu.id, p.id, watts(*p.max_gpu_tdp_w), gpu.id, watts(gpu.tdp_w));
+      return fmt::format("no host in data/platforms.json powers {} x {}: {} may draw {}, {} x {}{} need {}", count, gpu.id, p.id,
+                         watts(*p.system_max_power_w), n, watts(gpu.tdp_w), p.host_power_w ? " and the host" : "",
+                         watts(load_w(p, gpu, n)));
+    }
+    case HostProblem::none: break;
+  }
+  if (!h.needed)
+    return gpu.form_factor == "pcie" || gpu.form_factor.empty() ? "one card goes into a computer you have (not priced)"
+                                                                : fmt::format("{} is a whole system ({})", gpu.id, gpu.form_factor);
+  const auto& p = *h.platform;
+  return fmt::format("{}{} ({}, {} GPU slots{}): {}, {}", h.boxes > 1 ? fmt::format("{} x ", h.boxes) : "", p.id, p.kind,
+                     p.gpu_slots, p.system_max_power_w ? fmt::format(", up to {}", watts(*p.system_max_power_w)) : std::string(),
+                     h.price_usd ? util::format_money(*h.price_usd) + (h.price_includes_gpus ? fmt::format(" with {} GPUs{}", p.gpu_slots, h.boxes > 1 ? " each" : "") : "")
+                                 : std::string("price unknown"),
+                     h.power_w ? watts(*h.power_w) + " of its own" : std::string("its own power unknown"));
+}
+
+}  // namespace gpuadvisor::estimate
