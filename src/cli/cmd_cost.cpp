@@ -13,7 +13,7 @@ namespace {
 
 struct CostFlags {
   estimate::WorkloadInput in;
-  std::string gpu, hours, kwh, pue, utilization = "", years = "";
+  std::string gpu, hours, kwh, region, pue, utilization = "", years = "";
   bool used = false;
 };
 
@@ -26,7 +26,31 @@ double positive(const std::string& flag, const std::string& text, Result<double>
 estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
   estimate::CostOptions c;
   const auto& p = ctx.prices();
-  c.kwh_usd = o.kwh.empty() ? p.kwh_usd.value : positive("--kwh-price", o.kwh, util::parse_money(o.kwh), 0, 100);
+  if (!o.kwh.empty() && !o.region.empty()) throw Error("--kwh-price and --region: give one (a price, or the region whose price to use)");
+  if (!o.kwh.empty()) {
+    c.kwh_usd = positive("--kwh-price", o.kwh, util::parse_money(o.kwh), 0, 100);
+    c.kwh_from = "--kwh-price";
+  } else if (!o.region.empty()) {
+    std::vector<std::string> ids;
+    const catalog::Region* found = nullptr;
+    for (const auto& r : p.regions) {
+      ids.push_back(r.id);
+      if (r.id == util::lower(o.region)) found = &r;
+    }
+    if (!found)
+      throw Error(fmt::format("--region: unknown region {} (known: {}){}", util::quote(o.region), util::join(ids, ", "),
+                              util::did_you_mean(util::lower(o.region), ids)));
+    if (!found->usd_per_kwh)
+      throw Error(fmt::format("--region {}: no USD price per kWh is published in the data ({}); give --kwh-price", found->id,
+                              found->notes.substr(0, found->notes.find(';'))));
+    c.kwh_usd = *found->usd_per_kwh;
+    c.kwh_from = fmt::format("region {}, {}, as of {}", found->id, found->kind, found->as_of);
+    c.kwh_as_of = found->as_of;
+  } else {
+    c.kwh_usd = p.kwh_usd.value;
+    c.kwh_from = fmt::format("the US commercial average, as of {}; --region or --kwh-price for yours", p.kwh_usd.as_of);
+    c.kwh_as_of = p.kwh_usd.as_of;
+  }
   c.pue = o.pue.empty() ? p.pue.value : positive("--pue", o.pue, util::parse_number(o.pue), 0.99, 5);
   if (!o.utilization.empty()) {
     std::string u = o.utilization;
@@ -37,6 +61,7 @@ estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
   if (!o.years.empty()) c.years = positive("--years", o.years, util::parse_number(o.years), 0, 50);
   if (!o.hours.empty()) c.hours = positive("--hours", o.hours, util::parse_duration(o.hours + (std::isdigit(static_cast<unsigned char>(o.hours.back())) ? "h" : "")), 0, 1e12) / 3600;
   c.used = o.used;
+  c.today = ctx.today();
   return c;
 }
 
@@ -151,7 +176,12 @@ void run_cost(Context& ctx, const CostFlags& o) {
   }
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n";
   if (!fit.fits) ctx.out << ctx.style.bad("Does not fit") << no_fit << "\n\n";
-  ctx.out << report::key_values(kv, ctx.style) << "\nAssumptions:\n";
+  ctx.out << report::key_values(kv, ctx.style);
+  if (!cost.stale_prices.empty()) {
+    ctx.out << "\nPrices older than 12 months (get a current quote):\n";
+    for (const auto& st : cost.stale_prices) ctx.out << "  - " << st << "\n";
+  }
+  ctx.out << "\nAssumptions:\n";
   for (const auto& a : w.assumptions) ctx.out << "  - " << a << "\n";
   for (const auto& a : perf.assumptions) ctx.out << "  - " << a << "\n";
   for (const auto& a : cost.assumptions) ctx.out << "  - " << a << "\n";
@@ -167,6 +197,7 @@ void setup_cost(CLI::App& app, Context& ctx) {
   cmd->add_option("--hours", o->hours, "Job length when not derived from --tokens (hours, or 30d, 2w)");
   cmd->add_flag("--used", o->used, "Use used-market prices where known");
   cmd->add_option("--kwh-price", o->kwh, "Electricity price per kWh in USD (default: the US commercial average in data/cloud.json)");
+  cmd->add_option("--region", o->region, "Use this region's dated electricity price from data/cloud.json (us, cn; eu and uk are published in EUR/GBP only)");
   cmd->add_option("--pue", o->pue, "Power usage effectiveness of the facility (default: the industry average in data/cloud.json)");
   cmd->add_option("--utilization", o->utilization, "Share of time the GPUs are busy, for break-even and TCO (default 70%)");
   cmd->add_option("--years", o->years, "TCO horizon in years (default 3)");

@@ -107,6 +107,7 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
   if (!top) throw Error("--top: " + top.error());
   r.top = static_cast<int>(*top);
   r.used = o.used;
+  r.today = ctx.today();
   return r;
 }
 
@@ -215,6 +216,7 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
     np.push_back(e);
   }
   j["not_priced"] = np;
+  j["stale_prices"] = rec.stale_prices;
   j["assumptions"] = req.base.assumptions;
   return j;
 }
@@ -367,6 +369,10 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   } else {
     ctx.out << ctx.style.bad("Nothing fits.") << " Ways out:\n";
     for (const auto& w : rec.way_out) ctx.out << "  - " << w << "\n";
+  }
+  if (!rec.stale_prices.empty() && top > 0) {
+    ctx.out << "\nPrices older than 12 months (get a current quote):\n";
+    for (const auto& st : rec.stale_prices) ctx.out << "  - " << st << "\n";
   }
   if (!rec.not_priced.empty() && top > 0) {
     // Grouped by reason, in the order of the reasons' first appearance.

@@ -58,8 +58,23 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
       else c.assumptions.push_back("host price unknown: the purchase cost is the GPUs' alone");
     }
   }
+  // Every price used that is more than 12 months old is named.
+  if (!o.today.empty()) {
+    const catalog::Price* price = c.price_kind == "street" ? &gpu.street : c.price_kind == "used" ? &gpu.used : nullptr;
+    if (price && price->usd && !c.host_price_includes_gpus)
+      if (auto st = catalog::stale_price(gpu.id + ": " + c.price_kind + " price", *price->usd, price->as_of, o.today))
+        c.stale_prices.push_back(*st);
+    if (c.host_platform && c.host_platform->price_usd)
+      if (auto st = catalog::stale_price("host " + c.host_platform->id + ": price", *c.host_platform->price_usd,
+                                         c.host_platform->price_as_of, o.today))
+        c.stale_prices.push_back(*st);
+    if (!o.kwh_as_of.empty())
+      if (auto st = catalog::stale_price("electricity", o.kwh_usd, o.kwh_as_of, o.today))
+        c.stale_prices.push_back(*st + " per kWh");
+  }
   c.usd_per_hour_energy = c.power_w / 1000 * o.pue * o.kwh_usd;
-  c.assumptions.push_back(fmt::format("energy: GPUs at TDP while busy, PUE {}, ${}/kWh", o.pue, o.kwh_usd));
+  c.assumptions.push_back(fmt::format("energy: GPUs at TDP while busy, PUE {}, ${}/kWh{}", o.pue, o.kwh_usd,
+                                      o.kwh_from.empty() ? "" : " (" + o.kwh_from + ")"));
   if (c.job_hours) {
     c.job_energy_kwh = c.power_w / 1000 * o.pue * *c.job_hours;
     c.job_energy_usd = *c.job_energy_kwh * o.kwh_usd;
@@ -116,6 +131,7 @@ util::Json to_json(const CostEstimate& c) {
     j["host"] = nullptr;
   }
   j["power_w"] = c.power_w;
+  j["stale_prices"] = c.stale_prices;
   j["energy_usd_per_hour"] = c.usd_per_hour_energy;
   j["job_energy_kwh"] = opt(c.job_energy_kwh);
   j["job_energy_usd"] = opt(c.job_energy_usd);

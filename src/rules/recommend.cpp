@@ -574,6 +574,22 @@ Recommendation recommend(const Request& req, const Data& data) {
   for (auto i : out.plans) render_messages(out.candidates[i], search);
   for (auto i : out.rejected) render_messages(out.candidates[i], search);
 
+  // Prices older than 12 months behind the plans shown: every output that uses one says so.
+  for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k) {
+    const auto& c = out.candidates[out.plans[k]];
+    if (c.instance || req.today.empty()) continue;
+    const auto& g = *c.gpu;
+    const catalog::Price* price = c.price_kind == "street" ? &g.street : c.price_kind == "used" ? &g.used : nullptr;
+    if (price && price->usd)
+      if (auto st = catalog::stale_price(c.price_kind + " price", *price->usd, price->as_of, req.today))
+        out.stale_prices.push_back(fmt::format("{}: {}", g.id, *st));
+    if (c.host.needed && c.host.fits() && c.host.platform->price_usd)
+      if (auto st = catalog::stale_price("price", *c.host.platform->price_usd, c.host.platform->price_as_of, req.today))
+        out.stale_prices.push_back(fmt::format("host {}: {}", c.host.platform->id, *st));
+  }
+  std::sort(out.stale_prices.begin(), out.stale_prices.end());
+  out.stale_prices.erase(std::unique(out.stale_prices.begin(), out.stale_prices.end()), out.stale_prices.end());
+
   // GPUs that hold the workload but cannot be priced: listed, never silently dropped.
   for (const auto& c : out.candidates) {
     bool only_price = c.perf.available;

@@ -3,6 +3,9 @@
 
 #include <fstream>
 
+#include <cstdlib>
+
+#include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/estimate/platform.h"
 #include "cli_fixture.h"
 #include "test_data.h"
@@ -78,4 +81,39 @@ TEST_CASE("platform: a user's platform replaces the shipped one by id", "[platfo
   auto bad = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--gpus", "2", "--prices", "/tmp/gpuadvisor-test-bad-platform.json"});
   CHECK(bad.code == 2);
   CHECK(bad.err == "gpuadvisor: error: /tmp/gpuadvisor-test-bad-platform.json:1: field 'kind': expected one of workstation, server, hgx, got \"desk\"\n");
+}
+
+TEST_CASE("market: a price more than 12 months old is named in every output that uses it", "[market]") {
+  CHECK_FALSE(catalog::stale_price("street price", 749, "2026-01", "2026-12-02"));
+  CHECK(catalog::stale_price("street price", 749, "2025-11", "2026-12-02") == "street price $749 from 2025-11");
+  CHECK(catalog::stale_price("price", 199000, "2024", "2026-12-02") == "price $199,000 from 2024");
+  CHECK(catalog::stale_price("price", 5, "", "2026-12-02") == "price $5 with no date");
+  ::setenv("GPUADVISOR_TODAY", "2026-12-02", 1);
+  auto cost = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--gpus", "8", "--hours", "100", "--region", "cn", "--format", "json"});
+  REQUIRE(cost.code == 0);
+  auto j = util::Json::parse(cost.out);
+  CHECK(j["stale_prices"] == util::Json::parse(R"(["host server-8gpu-pcie-4u: price $12,000 from 2025-05", "electricity $0.09 from 2024-03 per kWh"])"));
+  CHECK(j["host"]["platform_id"] == "server-8gpu-pcie-4u");
+  auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "lora", "--budget", "400000", "--scenario", "datacenter",
+                            "--format", "json"});
+  REQUIRE(rec.code == 0);
+  auto r = util::Json::parse(rec.out);
+  CHECK(r["plans"][0]["gpu_id"] == "h100-sxm");
+  CHECK(r["plans"][0]["price_kind"] == "system");
+  bool flagged = false;
+  for (const auto& s : r["stale_prices"]) flagged = flagged || s.get<std::string>() == "host hgx-h100: price $199,000 from 2024";
+  CHECK(flagged);
+  ::unsetenv("GPUADVISOR_TODAY");
+}
+
+TEST_CASE("market: --region picks a dated electricity price; a region without a USD figure is exit 2", "[market]") {
+  auto eu = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--region", "eu"});
+  CHECK(eu.code == 2);
+  CHECK(eu.err == "gpuadvisor: error: --region eu: no USD price per kWh is published in the data (EUR 0.1902/kWh as published); give --kwh-price\n");
+  auto typo = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--region", "xx"});
+  CHECK(typo.code == 2);
+  CHECK(typo.err == "gpuadvisor: error: --region: unknown region \"xx\" (known: us, eu, cn, uk)\n");
+  auto cn = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--region", "CN"});
+  CHECK(cn.code == 0);
+  CHECK(cn.out.find("$0.09/kWh (region cn, business, as of 2024-03)") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 #pragma once
 /// Where a number came from: every record in data/ carries sources and an as-of date.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuadvisor/util/json.h"
@@ -31,5 +32,9 @@ util::Json source_json(const Source& s);
 /// A date as written in data ("2024-05" or "2024-05-17") in months since year 0; nullopt if
 /// malformed.
 std::optional<int> months_of(const std::string& date);
+
+/// When a price dated `as_of` is more than 12 months before `today` (a year alone counts from its
+/// January; an undated price is old too): "street price $1,623 from 2024-09"; else nullopt.
+std::optional<std::string> stale_price(std::string_view what, double usd, const std::string& as_of, const std::string& today);
 
 }  // namespace gpuadvisor::catalog

@@ -18,6 +18,9 @@ inline constexpr double kHoursPerMonth = kHoursPerYear / 12;
 
 struct CostOptions {
   double kwh_usd = 0;        ///< electricity price
+  std::string kwh_from;      ///< where kwh_usd came from, in words
+  std::string kwh_as_of;     ///< the date of kwh_usd, when it is the data's
+  std::string today;         ///< YYYY-MM-DD: prices older than 12 months before it are flagged
   double pue = 1;            ///< facility overhead on IT power
   double utilization = 0.7;  ///< share of calendar time the GPUs are busy (break-even, TCO)
   double years = 3;          ///< TCO horizon
@@ -51,6 +54,7 @@ struct CostEstimate {
   std::optional<double> breakeven_months;  ///< at the utilisation
   std::optional<double> tco_usd;           ///< purchase + energy over the horizon
   std::optional<double> cloud_over_horizon_usd;
+  std::vector<std::string> stale_prices;  ///< prices used that are more than 12 months old, in words
   std::vector<std::string> assumptions;
 };
 

@@ -31,6 +31,7 @@ struct Request {
   int max_gpus = 8;
   bool max_gpus_set = false;
   bool used = false;
+  std::string today;  ///< YYYY-MM-DD: prices older than 12 months before it are flagged (stale_prices)
   std::optional<Prefer> prefer;  ///< default: efficiency at the edge, balanced with a budget, else speed
   int top = 5;
 };
@@ -75,6 +76,7 @@ struct Recommendation {
     std::string id;      ///< GPU id (instance id with --cloud)
     std::string reason;  ///< "no price", "discontinued: --used prices it at $700 used", "host ... price unknown"
   };
+  std::vector<std::string> stale_prices;  ///< the plans shown priced with a price older than 12 months, in words
   std::vector<NotPriced> not_priced;  ///< GPUs (or instances) that hold the workload but have no price to plan with
 };
 
