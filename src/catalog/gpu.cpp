@@ -152,6 +152,7 @@ const ArchitectureInfo* find_architecture(std::string_view id) {
 
 std::optional<double> Gpu::price_usd(bool prefer_used) const {
   auto kind = price_kind(prefer_used);
+  if (kind == "quote") return quote.usd;
   if (kind == "used") return used.usd;
   if (kind == "street") return street.usd;
   if (kind == "msrp") return launch_msrp_usd;
@@ -159,6 +160,7 @@ std::optional<double> Gpu::price_usd(bool prefer_used) const {
 }
 
 std::string Gpu::price_kind(bool prefer_used) const {
+  if (quote.usd) return "quote";  // an offer in hand beats any catalog figure
   if (prefer_used && used.usd) return "used";
   // A card no longer made is not sold new: its street and launch prices are history.
   if (street.usd && !out_of_production()) return "street";

@@ -387,7 +387,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       if (g == groups.end()) groups.push_back({reason, {item}});
       else g->second.push_back(item);
     }
-    ctx.out << fmt::format("\nNot priced, but hold the workload (add a price: {}):\n", req.cloud ? "--prices FILE" : "--catalog FILE");
+    ctx.out << fmt::format("\nNot priced, but hold the workload (add a quote: {}):\n", req.cloud ? "--prices FILE" : "--quotes FILE");
     for (const auto& [reason, items] : groups) ctx.out << fmt::format("  - {}: {}\n", reason, util::join(items, ", "));
   }
   if (!rec.rejected.empty()) {

@@ -19,6 +19,11 @@ const catalog::Catalog& Context::catalog() {
         if (!f.empty()) files.push_back(f);
     files.insert(files.end(), catalog_files.begin(), catalog_files.end());
     catalog_ = catalog::Catalog::load(files);
+    for (const auto& q : quote_files) {
+      auto more = catalog::load_quotes(q, *catalog_);
+      quotes_.insert(quotes_.end(), more.begin(), more.end());
+    }
+    catalog::apply_gpu_quotes(quotes_, *catalog_);
   }
   return *catalog_;
 }
@@ -29,12 +34,19 @@ const catalog::ModelSet& Context::models() {
 }
 
 const catalog::Prices& Context::prices() {
-  if (!prices_) prices_ = catalog::Prices::load(price_files);
+  if (!prices_) {
+    prices_ = catalog::Prices::load(price_files);
+    catalog::apply_system_quotes(quotes_, catalog(), *prices_);
+  }
   return *prices_;
 }
 
 void add_prices_option(CLI::App& app, Context& ctx) {
   app.add_option("--prices", ctx.price_files, "Extra cloud prices file (JSON, as data/cloud.json); adds or replaces instances by id")
+      ->type_name("FILE");
+  app.add_option("--quotes", ctx.quote_files,
+                 "Your own quotes (CSV or JSON: gpu, price_usd, vendor, date, count for a whole system); they replace the "
+                 "catalog's prices for this run (docs/quotes.md)")
       ->type_name("FILE");
 }
 

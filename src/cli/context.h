@@ -12,7 +12,9 @@
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/catalog/quotes.h"
 #include "gpuadvisor/catalog/prices.h"
+#include "gpuadvisor/catalog/quotes.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
 #include "gpuadvisor/util/error.h"
@@ -30,6 +32,7 @@ struct Context {
   std::vector<std::string> catalog_files;
   std::vector<std::string> model_files;
   std::vector<std::string> price_files;
+  std::vector<std::string> quote_files;  ///< --quotes: the buyer's own prices for this run
   std::vector<std::string> rule_files;
 
   Exit exit = Exit::ok;
@@ -55,6 +58,7 @@ struct Context {
   std::optional<catalog::Catalog> catalog_;
   std::optional<catalog::ModelSet> models_;
   std::optional<catalog::Prices> prices_;
+  std::vector<catalog::Quote> quotes_;
   std::map<std::string, const catalog::Gpu*, std::less<>> resolved_gpus_;
 };
 

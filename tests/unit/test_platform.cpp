@@ -117,3 +117,33 @@ TEST_CASE("market: --region picks a dated electricity price; a region without a 
   CHECK(cn.code == 0);
   CHECK(cn.out.find("$0.09/kWh (region cn, business, as of 2024-03)") != std::string::npos);
 }
+
+TEST_CASE("market: --quotes prices a GPU or a whole system for one run; a bad file is exit 2 naming file:line and field", "[market]") {
+  const std::string q = test::source_path("docs/examples/quotes.csv");
+  auto one = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--quotes", q, "--format", "json"});
+  REQUIRE(one.code == 0);
+  auto j = util::Json::parse(one.out);
+  CHECK(j["price_kind"] == "quote");
+  CHECK(j["purchase_usd"] == 2899);
+  auto sys = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--gpus", "8", "--hours", "10", "--quotes", q, "--format", "json"});
+  REQUIRE(sys.code == 0);
+  auto s = util::Json::parse(sys.out);
+  CHECK(s["purchase_usd"] == 280000);
+  CHECK(s["host"]["platform_id"] == "quote-8x-h100-sxm");
+  CHECK(s["host"]["price_includes_gpus"] == true);
+  auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--budget", "300000", "--scenario", "datacenter",
+                            "--quotes", q, "--format", "json"});
+  REQUIRE(rec.code == 0);
+  auto r = util::Json::parse(rec.out);
+  CHECK(r["plans"][0]["gpu_id"] == "h100-sxm");
+  CHECK(r["plans"][0]["total_price_usd"] == 280000);
+  auto typo = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--quotes",
+                             test::source_path("tests/fixtures/quotes/typo.csv")});
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("typo.csv:2: gpu: unknown GPU \"rtx-5909\", did you mean 'rtx-5090'?") != std::string::npos);
+  const std::string bad = "/tmp/gpuadvisor-test-quotes.json";
+  std::ofstream(bad) << R"({"quotes": [{"gpu": "h100-sxm", "count": 8, "price_usd": [1], "vendor": "Y", "date": "2026-11"}]})";
+  auto b = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--hours", "10", "--quotes", bad});
+  CHECK(b.code == 2);
+  CHECK(b.err == "gpuadvisor: error: /tmp/gpuadvisor-test-quotes.json:1: field 'price_usd': expected a number or a string, got [1]\n");
+}

@@ -60,6 +60,7 @@ struct Gpu {
   bool ecc = false;
   std::optional<double> launch_msrp_usd;
   Price street, used;
+  Price quote;  ///< the buyer's own quote (--quotes FILE), for one run; planned before any other price
   /// Availability: in_production, end_of_life or discontinued ("" when no source says); the year it
   /// left production; where that is stated; when it was checked; global or china (sold in China only).
   std::string status;
@@ -88,7 +89,7 @@ struct Gpu {
   /// The price to plan with: the used-market price when asked and known; else the street price
   /// unless the card is out of production; else the launch MSRP, only for a card in production.
   std::optional<double> price_usd(bool prefer_used = false) const;
-  /// Which price price_usd() used: "used", "street", "msrp" or "" when none is known.
+  /// Which price price_usd() used: "quote", "used", "street", "msrp" or "" when none is known.
   std::string price_kind(bool prefer_used = false) const;
 
   bool operator==(const Gpu&) const = default;
