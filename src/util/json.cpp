@@ -28,9 +28,17 @@ std::pair<int, int> line_col(std::string_view text, std::size_t offset) {
   return {line, col};
 }
 
-// Depth check before handing text to nlohmann, so hostile nesting costs nothing.
-std::optional<std::size_t> too_deep(std::string_view text) {
+// Depth and size checks before handing text to nlohmann, so hostile nesting and hostile counts cost
+// one pass over the text and nothing else. The values are counted from above: every '[' or '{'
+// and every ',' outside strings starts at most one value (plus the first in each container and
+// the top-level one), so a document under the bound never builds more than kMaxJsonValues values.
+struct PreScan {
+  enum Problem { kNone, kTooDeep, kTooMany } problem = kNone;
+  std::size_t at = 0;
+};
+PreScan pre_scan(std::string_view text) {
   int depth = 0;
+  std::size_t values = 1;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -41,12 +49,18 @@ std::optional<std::size_t> too_deep(std::string_view text) {
     }
     if (c == '"') in_string = true;
     else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return i;
+      if (++depth > kMaxJsonDepth) return {PreScan::kTooDeep, i};
+      values += 2;
     } else if (c == ']' || c == '}') {
       --depth;
+    } else if (c == ',') {
+      ++values;
+    } else {
+      continue;
     }
+    if (values > kMaxJsonValues + 1) return {PreScan::kTooMany, i};
   }
-  return std::nullopt;
+  return {};
 }
 
 // Walks well-formed JSON text and records the line of every value by JSON pointer, down to
@@ -193,9 +207,12 @@ Result<std::string> read_file(const std::string& path) {
 
 Result<JsonDoc> JsonDoc::parse(std::string text, std::string origin) {
   if (trim(text).empty()) return Result<JsonDoc>::fail(fmt::format("{}: empty file, expected JSON", origin));
-  if (auto at = too_deep(text)) {
-    auto [l, c] = line_col(text, *at);
-    return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: JSON nested deeper than {} levels", origin, l, c, kMaxJsonDepth));
+  if (auto scan = pre_scan(text); scan.problem != PreScan::kNone) {
+    auto [l, c] = line_col(text, scan.at);
+    if (scan.problem == PreScan::kTooDeep)
+      return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: JSON nested deeper than {} levels", origin, l, c, kMaxJsonDepth));
+    return Result<JsonDoc>::fail(
+        fmt::format("{}:{}:{}: JSON with more than {} values (objects, arrays, strings, numbers)", origin, l, c, kMaxJsonValues));
   }
   JsonDoc doc;
   doc.origin_ = std::move(origin);
