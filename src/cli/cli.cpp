@@ -49,6 +49,21 @@ const CLI::App* deepest(const CLI::App* app) {
   return app;
 }
 
+// An error line as printed: control bytes from the input (ESC, BEL, CR, LF, ...) shown as \xNN so
+// that a hostile name or path can neither drive the terminal nor split the line, and a line past
+// kMaxErrorLine characters elided in the middle so that a huge value is never echoed whole.
+std::string error_line(std::string_view msg) {
+  constexpr std::size_t kMaxErrorLine = 1000;
+  std::string out;
+  for (char ch : msg) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += ch;
+  }
+  if (out.size() > kMaxErrorLine) out = out.substr(0, kMaxErrorLine - 300) + " ... " + out.substr(out.size() - 295);
+  return out;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -162,14 +177,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         print_help(err, at->help(parents));
         return static_cast<int>(Exit::usage);
       }
-      err << "gpuadvisor: error: " << msg << "\n";
+      err << "gpuadvisor: error: " << error_line(msg) << "\n";
       return static_cast<int>(Exit::usage);
     }
   } catch (const Error& e) {
-    err << "gpuadvisor: error: " << e.what() << "\n";
+    err << "gpuadvisor: error: " << error_line(e.what()) << "\n";
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    err << "gpuadvisor: internal error: " << e.what() << "\n";
+    err << "gpuadvisor: internal error: " << error_line(e.what()) << "\n";
     return static_cast<int>(Exit::internal);
   }
   return static_cast<int>(ctx.exit);

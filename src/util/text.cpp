@@ -85,34 +85,42 @@ std::string join(std::span<const std::string_view> parts, std::string_view sep) 
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment: Levenshtein plus adjacent transpositions ("jsno" -> "json" is 1).
+  // Three rows of the shorter word's length (a transposition looks two rows back), not a table.
+  if (a.size() < b.size()) std::swap(a, b);
   const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  std::vector<std::size_t> back(m + 1), prev(m + 1), cur(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) prev[j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
+    cur[0] = i;
     for (std::size_t j = 1; j <= m; ++j) {
       std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], back[j - 2] + 1);
     }
+    std::swap(back, prev);
+    std::swap(prev, cur);
   }
-  return d[n][m];
+  return prev[m];
 }
 
 std::optional<std::string> closest(std::string_view word, std::span<const std::string> candidates) {
-  std::string w = lower(word);
+  // A plausible typo: at most a third of the word changed, and never more than 3 edits. The
+  // distance is at least the difference in length, so candidates further apart than the limit are
+  // never compared, and a word longer than any candidate plus the limit costs nothing.
+  const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, word.size() / 3));
+  std::string w;
   std::optional<std::string> best;
   std::size_t best_d = 0;
   for (const auto& c : candidates) {
+    const std::size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (gap > limit) continue;
+    if (w.empty()) w = lower(word);
     std::size_t d = edit_distance(w, lower(c));
     if (!best || d < best_d) {
       best = c;
       best_d = d;
     }
   }
-  // A plausible typo: at most a third of the word changed, and never more than 3 edits.
-  std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, w.size() / 3));
   if (best && best_d <= limit) return best;
   return std::nullopt;
 }
