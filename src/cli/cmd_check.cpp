@@ -86,6 +86,24 @@ void list_rules(Context& ctx, const rules::RuleSet& rs, const CheckOptions& o, r
       all.size());
 }
 
+// A glob of --disable or --warnings-as-errors that matches no check rule is a typo that would turn
+// a CI gate off in silence: exit 2 with the nearest rule id.
+void require_globs_match(const rules::RuleSet& rs, const char* flag, const std::vector<std::string>& globs) {
+  std::vector<std::string> ids;
+  for (const auto& r : rs.rules())
+    if (r.scope == "check") ids.push_back(r.id);
+  for (const auto& item : globs)
+    for (const auto& raw : util::split(item, ',')) {
+      std::string g(util::trim(raw));
+      if (!g.empty() && g[0] == '-') g.erase(0, 1);
+      if (g.empty()) continue;
+      const std::vector<std::string> one = {g};
+      if (std::none_of(ids.begin(), ids.end(), [&](const std::string& id) { return rules::glob_list_match(one, id); }))
+        throw Error(fmt::format("{}: {} matches no check rule{} (gpuadvisor check --list-rules)", flag, util::quote(g),
+                                util::did_you_mean(g, ids)));
+    }
+}
+
 // --batch-file: one spec per line, one compact JSON result per line: the spec's entry of the JSON
 // report ("file" names the batch file), after the line number. A line that is not a valid spec
 // gives {"line": N, "error": "..."}. Each line's exit code is that of a run on that spec alone.
@@ -120,6 +138,8 @@ void run_check(Context& ctx, const CheckOptions& o) {
                             util::did_you_mean(o.fail_on, fail_choices)));
 
   const auto rs = load_rules(ctx);
+  require_globs_match(rs, "--disable", o.disable);
+  require_globs_match(rs, "--warnings-as-errors", o.warnings_as_errors);
   if (o.list_rules) {
     list_rules(ctx, rs, o, f);
     return;
