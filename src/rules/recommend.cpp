@@ -363,7 +363,13 @@ std::string_view name(Prefer p) {
   return "balanced";
 }
 
-std::string format_rate(double usd_per_hour) { return fmt::format("${:.2f}/h", usd_per_hour); }
+std::string format_rate(double usd_per_hour) {
+  // Cents, with thousands separators: $2.69/h, $1,832.96/h.
+  const long long cents = std::llround(usd_per_hour * 100);
+  std::string dollars = std::to_string(cents / 100);
+  for (auto i = static_cast<std::ptrdiff_t>(dollars.size()) - 3; i > 0; i -= 3) dollars.insert(static_cast<std::size_t>(i), ",");
+  return fmt::format("${}.{:02}/h", dollars, cents % 100);
+}
 
 std::string instance_label(const catalog::CloudInstance& inst) {
   return inst.provider.empty() ? inst.instance : inst.provider + " " + inst.instance;

@@ -7,6 +7,7 @@
 
 #include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/estimate/platform.h"
+#include "gpuadvisor/rules/recommend.h"
 #include "cli_fixture.h"
 #include "test_data.h"
 
@@ -146,4 +147,25 @@ TEST_CASE("market: --quotes prices a GPU or a whole system for one run; a bad fi
   auto b = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--hours", "10", "--quotes", bad});
   CHECK(b.code == 2);
   CHECK(b.err == "gpuadvisor: error: /tmp/gpuadvisor-test-quotes.json:1: field 'price_usd': expected a number or a string, got [1]\n");
+}
+
+TEST_CASE("check: a --disable or --warnings-as-errors glob that matches no check rule is exit 2", "[check][cli]") {
+  const std::string spec = test::source_path("docs/examples/rtx4090-datacenter.json");
+  auto off = test::run_cli({"check", spec, "--disable", "nosuchrule"});
+  CHECK(off.code == 2);
+  CHECK(off.err == "gpuadvisor: error: --disable: \"nosuchrule\" matches no check rule (gpuadvisor check --list-rules)\n");
+  auto typo = test::run_cli({"check", spec, "--warnings-as-errors", "qoute-*"});
+  CHECK(typo.code == 2);
+  CHECK(typo.err == "gpuadvisor: error: --warnings-as-errors: \"qoute-*\" matches no check rule (gpuadvisor check --list-rules)\n");
+  auto near = test::run_cli({"check", spec, "--disable", "no-ecc-production-trainin"});
+  CHECK(near.code == 2);
+  CHECK(near.err.find("did you mean 'no-ecc-production-training'?") != std::string::npos);
+  CHECK(test::run_cli({"check", spec, "--warnings-as-errors", "quote-*,-quote-over-street"}).code != 2);
+}
+
+TEST_CASE("recommend: hourly rates keep cents and thousands separators", "[recommend]") {
+  CHECK(rules::format_rate(2.69) == "$2.69/h");
+  CHECK(rules::format_rate(1832.956) == "$1,832.96/h");
+  CHECK(rules::format_rate(13.78) == "$13.78/h");
+  CHECK(rules::format_rate(0.5) == "$0.50/h");
 }
