@@ -183,7 +183,7 @@ void run_check(Context& ctx, const CheckOptions& o) {
       ctx.out << report::dump(report::check_json(outcomes, o.fail_on));
       break;
     case report::Format::junit:
-      ctx.out << report::check_junit(outcomes);
+      ctx.out << report::check_junit(outcomes, o.fail_on);
       break;
     case report::Format::sarif:
       ctx.out << report::dump(report::check_sarif(outcomes, enabled));

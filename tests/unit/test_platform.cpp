@@ -169,3 +169,17 @@ TEST_CASE("recommend: hourly rates keep cents and thousands separators", "[recom
   CHECK(rules::format_rate(13.78) == "$13.78/h");
   CHECK(rules::format_rate(0.5) == "$0.50/h");
 }
+
+TEST_CASE("check --format junit: a warning fails the report only when it fails the run", "[check][cli]") {
+  const std::string spec = test::source_path("docs/examples/rtx4090-datacenter.json");
+  const std::string warn = "<testcase name=\"multi-gpu-training-no-nvlink\"";
+  auto plain = test::run_cli({"check", spec, "--format", "junit"});
+  auto at = plain.out.find(warn);
+  REQUIRE(at != std::string::npos);
+  CHECK(plain.out.compare(plain.out.find('\n', at) + 1, 18, "      <system-out>") == 0);
+  auto strict = test::run_cli({"check", spec, "--format", "junit", "--fail-on", "warning"});
+  at = strict.out.find(warn);
+  REQUIRE(at != std::string::npos);
+  CHECK(strict.out.compare(strict.out.find('\n', at) + 1, 16, "      <failure m") == 0);
+  CHECK(strict.code == 1);
+}

@@ -26,7 +26,9 @@ std::string check_text(std::span<const rules::SpecOutcome> outcomes, const Style
 util::Json check_json(std::span<const rules::SpecOutcome> outcomes, std::string_view fail_on);
 /// JUnit XML: a testsuite per spec, a testcase per spec and rule, a failure per rule that fired;
 /// an unreadable spec is a testsuite with one errored testcase.
-std::string check_junit(std::span<const rules::SpecOutcome> outcomes);
+/// A finding is a <failure> when it fails the run (errors; warnings too with fail_on "warning"),
+/// as the exit code does; the others pass, their text in <system-out>.
+std::string check_junit(std::span<const rules::SpecOutcome> outcomes, const std::string& fail_on = "error");
 /// SARIF 2.1.0: one run, the check rules as reportingDescriptors, a result per finding with its
 /// physical location; unreadable specs as tool execution notifications.
 util::Json check_sarif(std::span<const rules::SpecOutcome> outcomes, std::span<const rules::Rule* const> rules);
