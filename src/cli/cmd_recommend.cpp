@@ -331,7 +331,10 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     ctx.out << t.render(f, ctx.style);
     return;
   }
-  ctx.out << ctx.style.bold(describe(req.base));
+  // The precision is each plan's own unless one was asked for.
+  auto head = req.base;
+  if (!req.set.precision && head.task == estimate::Task::inference) head.precision = "best precision that fits";
+  ctx.out << ctx.style.bold(describe(head));
   if (req.budget_usd && req.cloud)
     ctx.out << fmt::format(", rent budget {}", req.budget_per_hour ? rules::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
   else if (req.budget_usd)

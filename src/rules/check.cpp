@@ -580,7 +580,11 @@ struct Builder {
         x.show("memory_need", util::format_bytes(need));
         x.show("memory_capacity", util::format_bytes(cap));
         x.m.set("memory_short_bytes", need - cap);
-        if (estimate::is_training(w.task) && w.gpus > 1) {
+        // LoRA and QLoRA in data parallelism all-reduce only the adapters' gradients (tens of MB):
+        // the link matters for full training, or when the base weights are sharded or split.
+        const bool heavy_traffic =
+            w.task == estimate::Task::train || w.zero >= 3 || w.tp > 1 || w.pp > 1;
+        if (estimate::is_training(w.task) && w.gpus > 1 && heavy_traffic) {
           const bool link = gpu.fast_link_for(w.gpus) && s.interconnect != "pcie";
           std::string why = !gpu.has_fast_interconnect() ? fmt::format("{} has no NVLink", gpu.id)
                             : !gpu.fast_link_for(w.gpus) ? fmt::format("an NVLink bridge joins only two {} cards", gpu.id)
