@@ -154,6 +154,9 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   j["capacity_bytes"] = c.gpu->memory_bytes;
   j["fits"] = c.fit.fits;
   j["throughput"] = c.throughput;
+  j["throughput_unit"] = c.perf.images_per_s              ? "images/s"
+                         : estimate::is_training(c.w.task) ? "training tokens/s"
+                                                           : "decode tokens/s per sequence";
   if (c.perf.time_s) j["time_s"] = c.perf.time_s->typical;
   j["power_cap_w"] = c.power_cap_w ? util::Json(*c.power_cap_w) : util::Json(nullptr);
   j["score"] = c.score;
