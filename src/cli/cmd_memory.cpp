@@ -1,4 +1,7 @@
 // gpuadvisor memory: the memory breakdown of a workload, and whether it fits a GPU.
+#include <cmath>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "context.h"
@@ -61,10 +64,13 @@ void write(util::JsonSink& o, const MemoryResult& r, const catalog::Gpu* gpu, bo
     o.object("gpu", [&](util::JsonSink& g) {
       g("gpu_id", gpu->id);
       g("count", r.w.gpus);
-      g("capacity_bytes", gpu->memory_bytes);
-      g("usable_bytes", fit.usable_bytes);
+      g("capacity_bytes", static_cast<std::int64_t>(gpu->memory_bytes));
+      // Whole bytes: a share of a capacity is not a byte count until rounded down.
+      const auto usable = static_cast<std::int64_t>(std::floor(fit.usable_bytes));
+      g("usable_bytes", usable);
+      g("kept_free_bytes", static_cast<std::int64_t>(gpu->memory_bytes) - usable);
       g("fits", fit.fits);
-      g("headroom_bytes", fit.headroom_bytes);
+      g("headroom_bytes", static_cast<std::int64_t>(std::floor(fit.headroom_bytes)));
       g("max_batch", max_batch);
       g("max_seq_len", max_seq_len);
       g("max_seq_len_is_model_limit", fit.max_seq_capped);

@@ -185,3 +185,14 @@ TEST_CASE("check --format junit: a warning fails the report only when it fails t
   CHECK(strict.out.compare(strict.out.find('\n', at) + 1, 16, "      <failure m") == 0);
   CHECK(strict.code == 1);
 }
+
+TEST_CASE("memory JSON: byte counts are whole bytes; kept_free_bytes is the share the headroom keeps", "[memory][cli]") {
+  auto r = test::run_cli({"memory", "--model", "10B", "--gpu", "rtx-5090", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto g = util::Json::parse(r.out)["gpu"];
+  CHECK(g["usable_bytes"].is_number_integer());
+  CHECK(g["headroom_bytes"].is_number_integer());
+  // 32 GiB with 10% kept free.
+  CHECK(g["kept_free_bytes"].get<std::int64_t>() == 34359738368 - g["usable_bytes"].get<std::int64_t>());
+  CHECK(g["usable_bytes"].get<std::int64_t>() == 30923764531);
+}
