@@ -177,6 +177,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         print_help(err, at->help(parents));
         return static_cast<int>(Exit::usage);
       }
+      // CLI11's "--budget: At Most 1 required but received 2": a flag given twice.
+      if (auto at = msg.find(": At Most 1 required but received "); at != std::string::npos)
+        msg = fmt::format("{}: given {} times; give it once", msg.substr(0, at), msg.substr(at + 34));
       err << "gpuadvisor: error: " << error_line(msg) << "\n";
       return static_cast<int>(Exit::usage);
     }

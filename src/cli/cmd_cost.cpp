@@ -28,7 +28,10 @@ estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
   const auto& p = ctx.prices();
   if (!o.kwh.empty() && !o.region.empty()) throw Error("--kwh-price and --region: give one (a price, or the region whose price to use)");
   if (!o.kwh.empty()) {
-    c.kwh_usd = positive("--kwh-price", o.kwh, util::parse_money(o.kwh), 0, 100);
+    auto kwh = util::parse_money(o.kwh);
+    if (!kwh || !(*kwh > 0))
+      throw Error(fmt::format("--kwh-price: expected a price per kWh in USD above 0, like 0.15 or $0.15, got {}", util::quote(o.kwh)));
+    c.kwh_usd = positive("--kwh-price", o.kwh, kwh, 0, 100);
     c.kwh_from = "--kwh-price";
   } else if (!o.region.empty()) {
     std::vector<std::string> ids;

@@ -181,6 +181,8 @@ Result<double> parse_duration(std::string_view text) {
 std::string format_bytes(double b) {
   const double a = std::fabs(b);
   // The larger unit from 1000 of the smaller one, so that no figure reads "1000.0 MiB".
+  if (a >= 1000 * 0x1p50) return fmt::format("{:.2f} EiB", b / 0x1p60);
+  if (a >= 1000 * 0x1p40) return fmt::format("{:.2f} PiB", b / 0x1p50);
   if (a >= 1000 * 0x1p30) return fmt::format("{:.2f} TiB", b / 0x1p40);
   if (a >= 1000 * 0x1p20) return fmt::format("{:.2f} GiB", b / 0x1p30);
   if (a >= 1000 * 0x1p10) return fmt::format("{:.1f} MiB", b / 0x1p20);

@@ -196,3 +196,12 @@ TEST_CASE("memory JSON: byte counts are whole bytes; kept_free_bytes is the shar
   CHECK(g["kept_free_bytes"].get<std::int64_t>() == 34359738368 - g["usable_bytes"].get<std::int64_t>());
   CHECK(g["usable_bytes"].get<std::int64_t>() == 30923764531);
 }
+
+TEST_CASE("cli: a flag given twice and a negative electricity price get errors about themselves", "[cli]") {
+  auto twice = test::run_cli({"recommend", "--model", "7B", "--budget", "3000", "--budget", "4000"});
+  CHECK(twice.code == 2);
+  CHECK(twice.err == "gpuadvisor: error: --budget: given 2 times; give it once\n");
+  auto neg = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--kwh-price", "-1"});
+  CHECK(neg.code == 2);
+  CHECK(neg.err == "gpuadvisor: error: --kwh-price: expected a price per kWh in USD above 0, like 0.15 or $0.15, got \"-1\"\n");
+}

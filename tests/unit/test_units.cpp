@@ -72,6 +72,8 @@ TEST_CASE("units::format", "[units]") {
   CHECK(format_bytes(24.0 * (1ull << 30)) == "24.00 GiB");
   CHECK(format_bytes(512.0 * (1 << 20)) == "512.0 MiB");
   CHECK(format_bytes(1000.0 * (1 << 20)) == "0.98 GiB");  // never "1000.0 MiB"
+  CHECK(format_bytes(6646889.92 * 0x1p40) == "6.34 EiB");
+  CHECK(format_bytes(2000 * 0x1p40) == "1.95 PiB");
   CHECK(format_bytes(999.0 * (1 << 20)) == "999.0 MiB");
   CHECK(format_bytes(1023.0) == "1.0 KiB");
   CHECK(format_count(10e9) == "10B");
