@@ -1,5 +1,7 @@
 #include "gpuadvisor/cli/cli.h"
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <sstream>
 
@@ -32,6 +34,26 @@ constexpr Command kCommands[] = {
 void print_help(std::ostream& os, const std::string& text) {
   os << text;
   if (!text.empty() && text.back() != '\n') os << '\n';
+}
+
+// Help shows what a flag takes: N for counts, the flag's own name in capitals for the rest
+// (--task TASK, --seq-len SEQ_LEN; VALUE past 10 letters), never CLI11's generic TEXT.
+void name_values(CLI::App& app) {
+  static constexpr std::string_view kCounts[] = {"top", "gpus", "max-gpus", "batch", "tp", "pp", "lora-rank", "gpu-layers",
+                                                 "epochs", "users", "page", "jobs", "count", "lines"};
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_name() != "TEXT") continue;
+    const std::string name = opt->get_lnames().empty() ? opt->get_single_name() : opt->get_lnames().front();
+    if (name.empty()) continue;
+    if (!opt->get_lnames().empty() && std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts)) {
+      opt->type_name("N");
+      continue;
+    }
+    std::string meta;
+    for (char ch : name) meta += ch == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    opt->type_name(meta.size() > 10 ? "VALUE" : meta);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) name_values(*sub);
 }
 
 void setup_logging(std::ostream& err, int verbosity) {
@@ -100,6 +122,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   for (const auto& c : kCommands)
     if (!named || &c == named) c.setup(app, ctx);
+  name_values(app);
 
   // "unknown command 'recomend', did you mean 'recommend'?" before CLI11 sees it, for commands
   // and the subcommands of a command (catalog list, models show, ...).

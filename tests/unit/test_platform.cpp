@@ -205,3 +205,13 @@ TEST_CASE("cli: a flag given twice and a negative electricity price get errors a
   CHECK(neg.code == 2);
   CHECK(neg.err == "gpuadvisor: error: --kwh-price: expected a price per kWh in USD above 0, like 0.15 or $0.15, got \"-1\"\n");
 }
+
+TEST_CASE("cli: --help names what each flag takes, never CLI11's TEXT", "[cli]") {
+  for (const char* cmd : {"recommend", "memory", "estimate", "cost", "compare", "fit", "check", "inspect", "diagnose", "compat"}) {
+    INFO(cmd);
+    auto r = test::run_cli({cmd, "--help"});
+    CHECK(r.out.find(" TEXT") == std::string::npos);
+  }
+  CHECK(test::run_cli({"recommend", "--help"}).out.find("  --top N ") != std::string::npos);
+  CHECK(test::run_cli({"recommend", "--help"}).out.find("  --task TASK ") != std::string::npos);
+}
