@@ -22,6 +22,14 @@ SourcedValue read_value(const util::JsonDoc& doc, const util::Json& j, const std
   return v;
 }
 
+// A record of a user file replaces the one with its id, or is added.
+template <class T>
+void put_by_id(std::vector<T>& records, T x) {
+  auto it = std::find_if(records.begin(), records.end(), [&](const T& r) { return r.id == x.id; });
+  if (it != records.end()) *it = std::move(x);
+  else records.push_back(std::move(x));
+}
+
 }  // namespace
 
 void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
@@ -45,9 +53,7 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
       c.as_of = f.opt_str("as_of").value_or("");
       c.notes = f.opt_str("notes").value_or("");
       c.sources = read_sources(f);
-      auto it = std::find_if(out.instances.begin(), out.instances.end(), [&](const CloudInstance& x) { return x.id == c.id; });
-      if (it != out.instances.end()) *it = std::move(c);
-      else out.instances.push_back(std::move(c));
+      put_by_id(out.instances, std::move(c));
     }
   }
   if (top.has("platforms")) {
@@ -91,9 +97,7 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
       p.sources = read_sources(f);
       p.as_of = f.opt_str("as_of").value_or("");
       p.notes = f.opt_str("notes").value_or("");
-      auto it = std::find_if(out.platforms.begin(), out.platforms.end(), [&](const Platform& x) { return x.id == p.id; });
-      if (it != out.platforms.end()) *it = std::move(p);
-      else out.platforms.push_back(std::move(p));
+      put_by_id(out.platforms, std::move(p));
     }
   }
   if (top.has("energy")) {
@@ -113,9 +117,7 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
         r.as_of = f.opt_str("as_of").value_or("");
         r.notes = f.opt_str("notes").value_or("");
         r.sources = read_sources(f);
-        auto it = std::find_if(out.regions.begin(), out.regions.end(), [&](const Region& x) { return x.id == r.id; });
-        if (it != out.regions.end()) *it = std::move(r);
-        else out.regions.push_back(std::move(r));
+        put_by_id(out.regions, std::move(r));
       }
     }
   }
