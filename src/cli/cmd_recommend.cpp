@@ -216,6 +216,7 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
     util::Json e = util::Json::object();
     e[req.cloud ? "instance_id" : "gpu_id"] = x.id;
     e["reason"] = x.reason;
+    if (x.used_price_usd) e["used_price_usd"] = *x.used_price_usd;
     np.push_back(e);
   }
   j["not_priced"] = np;
@@ -384,11 +385,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     // Grouped by reason, in the order of the reasons' first appearance.
     std::vector<std::pair<std::string, std::vector<std::string>>> groups;
     for (const auto& x : rec.not_priced) {
-      std::string reason = x.reason, item = x.id;
-      if (auto at = reason.find(": --used prices it at "); at != std::string::npos) {
-        item += " " + reason.substr(at + 22);
-        reason = reason.substr(0, at) + ", priced used with --used";
-      }
+      const std::string& reason = x.reason;
+      const std::string item = x.used_price_usd ? fmt::format("{} {} used", x.id, util::format_money(*x.used_price_usd)) : x.id;
       auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& grp) { return grp.first == reason; });
       if (g == groups.end()) groups.push_back({reason, {item}});
       else g->second.push_back(item);

@@ -382,21 +382,25 @@ std::string Candidate::label() const {
   return fmt::format("{} x{} {}", gpu->id, count, w.precision);
 }
 
-// Why a candidate that holds the workload has no price to plan with, in a few words.
-static std::string not_priced_reason(const Candidate& c, bool used) {
-  if (c.instance) return "no rate";
+// A candidate that holds the workload but has no price to plan with, and why, in a few words.
+static Recommendation::NotPriced not_priced_entry(const Candidate& c, bool used) {
+  const std::string id = c.instance ? c.instance->id : c.gpu->id;
+  auto why = [&](std::string reason, std::optional<double> used_usd = std::nullopt) {
+    return Recommendation::NotPriced{id, std::move(reason), used_usd};
+  };
+  if (c.instance) return why("no rate");
   const auto& g = *c.gpu;
   if (!g.price_usd(used)) {
     if (g.out_of_production()) {
       const std::string st = g.status == "discontinued" ? "discontinued" : "end of life";
-      if (used || !g.used.usd) return st + ", no used price";
-      return fmt::format("{}: --used prices it at {} used", st, util::format_money(*g.used.usd));
+      if (used || !g.used.usd) return why(st + ", no used price");
+      return why(st + ", priced used with --used", g.used.usd);
     }
-    if (g.status.empty() && g.launch_msrp_usd) return "production status unknown, launch MSRP not planned";
-    return "no price";
+    if (g.status.empty() && g.launch_msrp_usd) return why("production status unknown, launch MSRP not planned");
+    return why("no price");
   }
-  if (c.host.needed && c.host.platform && !c.host.price_usd) return fmt::format("host {} has no price", c.host.platform->id);
-  return "no price";
+  if (c.host.needed && c.host.platform && !c.host.price_usd) return why(fmt::format("host {} has no price", c.host.platform->id));
+  return why("no price");
 }
 
 Recommendation recommend(const Request& req, const Data& data) {
@@ -608,7 +612,7 @@ Recommendation recommend(const Request& req, const Data& data) {
     const std::string id = c.instance ? c.instance->id : c.gpu->id;
     if (only_price && price_failed &&
         std::none_of(out.not_priced.begin(), out.not_priced.end(), [&](const auto& x) { return x.id == id; }))
-      out.not_priced.push_back({id, not_priced_reason(c, req.used)});
+      out.not_priced.push_back(not_priced_entry(c, req.used));
   }
 
   // Ways out when nothing is accepted.

@@ -74,7 +74,8 @@ struct Recommendation {
   std::vector<std::string> way_out;    ///< when nothing fits: the cheapest ways out
   struct NotPriced {
     std::string id;      ///< GPU id (instance id with --cloud)
-    std::string reason;  ///< "no price", "discontinued: --used prices it at $700 used", "host ... price unknown"
+    std::string reason;  ///< "no price", "discontinued, priced used with --used", "host ... has no price", ...
+    std::optional<double> used_price_usd;  ///< the used price --used would plan, when that is the reason
   };
   std::vector<std::string> stale_prices;  ///< the plans shown priced with a price older than 12 months, in words
   std::vector<NotPriced> not_priced;  ///< GPUs (or instances) that hold the workload but have no price to plan with
