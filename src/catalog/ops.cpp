@@ -111,8 +111,9 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
                                            util::quote(new_cc), util::quote(a.id), util::join(a.compute_capabilities, ", ")));
   // A per compute capability override for a capability the architecture does not list is a typo.
   auto check_ccs = [&](const std::string& key, const auto& m) {
-    for (const auto& [cc, v] : m) {
-      (void)v;
+    for (const auto& entry : m) {
+      // Not a structured binding: clang 14 (the fuzz and sanitizer builds) cannot capture one.
+      const std::string& cc = entry.first;
       if (std::none_of(a.compute_capabilities.begin(), a.compute_capabilities.end(),
                        [&](const std::string& c) { return c == cc; }))
         f.fail(key, fmt::format("compute capability {} is not one of {} ({})", util::quote(cc), util::quote(a.id),
