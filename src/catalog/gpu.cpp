@@ -152,11 +152,9 @@ const ArchitectureInfo* find_architecture(std::string_view id) {
 
 std::optional<double> Gpu::price_usd(bool prefer_used) const {
   auto kind = price_kind(prefer_used);
-  if (kind == "quote") return quote.usd;
-  if (kind == "used") return used.usd;
-  if (kind == "street") return street.usd;
   if (kind == "msrp") return launch_msrp_usd;
-  return std::nullopt;
+  const Price* p = price_record(kind);
+  return p ? p->usd : std::nullopt;
 }
 
 std::string Gpu::price_kind(bool prefer_used) const {

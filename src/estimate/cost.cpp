@@ -60,7 +60,7 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   }
   // Every price used that is more than 12 months old is named.
   if (!o.today.empty()) {
-    const catalog::Price* price = c.price_kind == "street" ? &gpu.street : c.price_kind == "used" ? &gpu.used : c.price_kind == "quote" ? &gpu.quote : nullptr;
+    const catalog::Price* price = gpu.price_record(c.price_kind);
     if (price && price->usd && !c.host_price_includes_gpus)
       if (auto st = catalog::stale_price(gpu.id + ": " + c.price_kind + " price", *price->usd, price->as_of, o.today))
         c.stale_prices.push_back(*st);

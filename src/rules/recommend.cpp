@@ -589,7 +589,7 @@ Recommendation recommend(const Request& req, const Data& data) {
     const auto& c = out.candidates[out.plans[k]];
     if (c.instance || req.today.empty()) continue;
     const auto& g = *c.gpu;
-    const catalog::Price* price = c.price_kind == "street" ? &g.street : c.price_kind == "used" ? &g.used : c.price_kind == "quote" ? &g.quote : nullptr;
+    const catalog::Price* price = g.price_record(c.price_kind);
     if (price && price->usd)
       if (auto st = catalog::stale_price(c.price_kind + " price", *price->usd, price->as_of, req.today))
         out.stale_prices.push_back(fmt::format("{}: {}", g.id, *st));

@@ -89,6 +89,11 @@ struct Gpu {
   /// The price to plan with: the used-market price when asked and known; else the street price
   /// unless the card is out of production; else the launch MSRP, only for a card in production.
   std::optional<double> price_usd(bool prefer_used = false) const;
+  /// The dated price record of a price kind ("quote", "used", "street"); nullptr for "msrp" (a
+  /// launch price has no market date) and "".
+  const Price* price_record(std::string_view kind) const {
+    return kind == "street" ? &street : kind == "used" ? &used : kind == "quote" ? &quote : nullptr;
+  }
   /// Which price price_usd() used: "quote", "used", "street", "msrp" or "" when none is known.
   std::string price_kind(bool prefer_used = false) const;
 
