@@ -8,6 +8,7 @@
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/snapshot.h"
+#include "gpuadvisor/catalog/validate.h"
 #include "gpuadvisor/util/text.h"
 
 namespace gpuadvisor::catalog {
@@ -190,7 +191,12 @@ Catalog Catalog::load(const std::vector<std::string>& user_files) {
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());
-    c.merge(parse(*d));
+    auto gpus = parse(*d);
+    for (const auto& g : gpus)
+      if (auto bad = value_findings(g); !bad.empty())
+        throw Error(fmt::format("{}: GPU '{}': {} [{}] (see 'gpuadvisor catalog validate {}')", g.origin, g.id,
+                                bad.front().message, bad.front().rule, f));
+    c.merge(std::move(gpus));
   }
   return c;
 }

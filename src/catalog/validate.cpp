@@ -20,6 +20,8 @@ constexpr ValidationRule kRules[] = {
     {"tensor-below-vector", Severity::error, "a tensor/matrix peak (tf32, fp16, bf16, fp8) is below the vector fp32 peak (GPUs with tensor_cores 0 are exempt: their fp16 runs on the vector units)"},
     {"precision-order", Severity::error, "a lower precision has a lower peak than a higher one (fp8 < fp16, fp4 < fp8, int4 < int8)"},
     {"non-positive-value", Severity::error, "memory, bandwidth, TDP, a peak or a price is zero or negative"},
+    {"beyond-datasheet", Severity::error, "a value no GPU comes near: TDP above 5 kW, memory above 16 TiB, memory or interconnect bandwidth above 100 TB/s, a peak above 100 PFLOPS"},
+    {"control-character", Severity::error, "a name or alias holds a control character (ESC, BEL, a line break...): it would drive the terminal it is shown on"},
     {"power-range", Severity::error, "the configurable power range does not contain the TDP"},
     {"compute-capability", Severity::error, "an NVIDIA GPU without a compute capability like 8.9, or another vendor's with one"},
     {"missing-source", Severity::error, "the record or one of its prices has no source"},
@@ -42,7 +44,67 @@ struct Checker {
   }
 };
 
+// The largest figure any datasheet gives, times a few (data/gpus.json, 2026-11): a value above
+// one of these is a unit slip or a made-up number, and would only make the estimates nonsense.
+struct Bound {
+  const char* field;
+  double max;
+  const char* unit;
+  const char* why;
+};
+// The largest TDP in data/gpus.json is 1,400 W (MI355X, GB300): 5 kW is 3.5 times that.
+constexpr Bound kTdpBound{"tdp_w", 5000, "W", "5 kW"};
+// The most memory is 512 GiB (Apple M3 Ultra, unified); the most HBM 288 GB (B300, MI355X).
+constexpr Bound kMemoryBound{"memory_bytes", 17592186044416.0, "bytes", "16 TiB"};
+// The fastest memory is 8 TB/s (MI355X, B200); the fastest interconnect 1.8 TB/s (NVLink 5).
+constexpr Bound kBandwidthBound{"memory_bandwidth_gbs", 100000, "GB/s", "100 TB/s"};
+constexpr Bound kInterconnectBound{"interconnect_gbs", 100000, "GB/s", "100 TB/s"};
+// The highest peak is 15 PFLOPS (GB300, dense fp4); 100 PFLOPS is 6.7 times that.
+constexpr double kPeakBoundTflops = 100000;
+
+// A figure for a message: grouped digits, or 1e+308 where digits would fill the line.
+std::string figure(double v) { return std::fabs(v) < 1e15 ? util::format_number(v) : fmt::format("{:.3g}", v); }
+
+void check_values(Checker& c) {
+  const Gpu& g = c.g;
+  auto positive = [&](const char* field, std::optional<double> v) {
+    if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("{} must be positive, got {}", field, util::format_number(*v)));
+  };
+  auto bounded = [&](const Bound& b, std::optional<double> v) {
+    if (v && *v > b.max)
+      c.add("beyond-datasheet", fmt::format("{} {} {} is above any GPU's (at most {}): a unit slip?", b.field,
+                                            figure(*v), b.unit, b.why));
+  };
+  // tdp_w may be unknown (optional) for machines that publish no power figure; then there is nothing to check.
+  const std::optional<double> tdp = g.tdp_w;
+  positive("memory_bytes", g.memory_bytes);
+  positive("memory_bandwidth_gbs", g.memory_bandwidth_gbs);
+  positive("tdp_w", tdp);
+  positive("launch_msrp_usd", g.launch_msrp_usd);
+  positive("street_price_usd", g.street.usd);
+  positive("used_price_usd", g.used.usd);
+  positive("interconnect_gbs", g.interconnect_gbs);
+  bounded(kTdpBound, tdp);
+  bounded(kMemoryBound, g.memory_bytes);
+  bounded(kBandwidthBound, g.memory_bandwidth_gbs);
+  bounded(kInterconnectBound, g.interconnect_gbs);
+  for (auto p : kPrecisions) {
+    auto v = g.peak_tflops[static_cast<std::size_t>(p)];
+    if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("peak_tflops.{} must be positive, got {}", name(p), *v));
+    if (v && *v > kPeakBoundTflops)
+      c.add("beyond-datasheet", fmt::format("peak_tflops.{} {} is above any GPU's (at most 100 PFLOPS = 100000 TFLOPS): a unit slip?",
+                                            name(p), figure(*v)));
+  }
+}
+
 }  // namespace
+
+std::vector<Finding> value_findings(const Gpu& g) {
+  std::vector<Finding> out;
+  Checker c{out, g};
+  check_values(c);
+  return out;
+}
 
 std::string_view name(Severity s) { return s == Severity::error ? "error" : "warning"; }
 
@@ -109,20 +171,14 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
                                              name(hi), util::format_number(*h)));
     }
 
-    auto positive = [&](const char* field, std::optional<double> v) {
-      if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("{} must be positive, got {}", field, util::format_number(*v)));
+    check_values(c);
+    // Names and aliases are printed everywhere; ids are kebab-case by the schema already.
+    auto plain = [&](const std::string& field, const std::string& v) {
+      if (util::has_control(v))
+        c.add("control-character", fmt::format("{} {} holds a control character", field, util::quote(v)));
     };
-    positive("memory_bytes", g.memory_bytes);
-    positive("memory_bandwidth_gbs", g.memory_bandwidth_gbs);
-    positive("tdp_w", g.tdp_w);
-    positive("launch_msrp_usd", g.launch_msrp_usd);
-    positive("street_price_usd", g.street.usd);
-    positive("used_price_usd", g.used.usd);
-    positive("interconnect_gbs", g.interconnect_gbs);
-    for (auto p : kPrecisions) {
-      auto v = peak(p);
-      if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("peak_tflops.{} must be positive, got {}", name(p), *v));
-    }
+    plain("name", g.name);
+    for (std::size_t i = 0; i < g.aliases.size(); ++i) plain(fmt::format("aliases[{}]", i), g.aliases[i]);
 
     if ((g.power_min_w && *g.power_min_w > g.tdp_w) || (g.power_max_w && *g.power_max_w < g.tdp_w) ||
         (g.power_min_w && g.power_max_w && *g.power_min_w > *g.power_max_w))

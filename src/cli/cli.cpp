@@ -76,19 +76,33 @@ const CLI::App* deepest(const CLI::App* app) {
 // kMaxErrorLine characters elided in the middle so that a huge value is never echoed whole.
 std::string error_line(std::string_view msg) {
   constexpr std::size_t kMaxErrorLine = 1000;
-  std::string out;
-  for (char ch : msg) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += ch;
-  }
+  std::string out = util::escape_controls(msg);
   if (out.size() > kMaxErrorLine) out = out.substr(0, kMaxErrorLine - 300) + " ... " + out.substr(out.size() - 295);
   return out;
 }
 
+int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostream& raw_err) {
+  // Everything printed goes through the sanitiser (report::safe_text): no control byte from input
+  // reaches the terminal, whichever command formatted the line.
+  report::SafeStreambuf out_buf(raw_out.rdbuf(), 1 << 14), err_buf(raw_err.rdbuf(), 0);
+  std::ostream out(&out_buf), err(&err_buf);
+  const int code = run_safe(args, out, err);
+  out.flush();
+  err.flush();
+  // The logger must not outlive `err`: later log lines (in-process callers) go to the caller's stream.
+  const auto level = spdlog::default_logger()->level();
+  setup_logging(raw_err, 0);
+  spdlog::default_logger()->set_level(level);
+  return code;
+}
+
+namespace {
+
+int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Context ctx(out, err);
   // Logging is set up before parsing so that parse-time work can log.
   int verbosity = 0;
@@ -215,6 +229,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   return static_cast<int>(ctx.exit);
 }
+
+}  // namespace
 
 int run(int argc, const char* const* argv) {
   // iostreams synchronised with stdio write through on every insertion; batch output is many

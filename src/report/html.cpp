@@ -69,7 +69,7 @@ footer{margin-top:32px;padding-top:8px;border-top:1px solid #e4e7eb;color:#7b879
 std::string escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (char c : safe_text(s)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

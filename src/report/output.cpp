@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -25,26 +27,157 @@ std::string pad(std::string_view s, std::size_t w, Align a) {
   return a == Align::left ? std::string(s) + fill : fill + std::string(s);
 }
 
+// A CSV cell that is a number as spreadsheets read one: an optional sign, digits with an optional
+// fraction, an optional exponent ("-1.5", "+3", "2.5e-05", "-.5"). fmt's "inf" and "nan" are not.
+bool is_number(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  std::size_t digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  }
+  if (!digits) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const std::size_t at = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == at) return false;
+  }
+  return i == s.size();
+}
+
 std::string csv_cell(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  // OWASP's rule against CSV injection: a cell that starts with = + - @ (or tab, CR) is a formula
+  // to a spreadsheet, so text that does gets a leading ' ; numbers are left as numbers, and so is
+  // a lone "-" (the placeholder for none: there is nothing to evaluate).
+  std::string cell;
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos && !is_number(s) && s != "-")
+    cell = "'";
+  cell += s;
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : cell) {
     if (c == '"') out += '"';
     out += c;
   }
   return out + '"';
 }
 
+// The length of the http(s) autolink "<https://...>" at the start of s, or 0.
+std::size_t autolink_at(std::string_view s) {
+  std::size_t i = util::starts_with(s, "<https://") ? 9 : util::starts_with(s, "<http://") ? 8 : 0;
+  if (!i) return 0;
+  for (; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (s[i] == '>') return i + 1;
+    if (s[i] == '<' || u <= 0x20) return 0;
+  }
+  return 0;
+}
+
 std::string md_cell(std::string_view s) {
+  // Markdown renders inline HTML: a '<' that does not open an autolink is written as &lt;.
   std::string out;
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '<') {
+      if (const std::size_t n = autolink_at(s.substr(i))) {
+        for (std::size_t k = i; k < i + n; ++k) out += s[k] == '|' ? std::string("\\|") : std::string(1, s[k]);
+        i += n - 1;
+      } else {
+        out += "&lt;";
+      }
+      continue;
+    }
     if (c == '|') out += '\\';
     out += c;
   }
   return out;
 }
 
+// The mark inside gpuadvisor's own colour sequences: "\x1b[" MARK "1m". Hex digits only, so that
+// display_width() still skips the sequence up to its 'm'; random for each run, so that input
+// cannot spell a sequence that passes.
+const std::string& colour_mark() {
+  static const std::string mark = [] {
+    std::random_device rd;
+    const std::uint64_t v = (std::uint64_t{rd()} << 32) ^ rd();
+    return fmt::format("{:016x}", v);
+  }();
+  return mark;
+}
+
+// Appends s by the safe_text rule; `newline` keeps '\n', `unmark` writes marked colour sequences
+// as plain SGR codes (the output stream) instead of keeping the mark (text still to be laid out).
+// Returns the bytes consumed: unless `final`, a tail that may be the start of a marked sequence or
+// of a C1 control waits for the next write.
+std::size_t sanitize(std::string& out, std::string_view s, bool newline, bool unmark, bool final) {
+  const std::string& mark = colour_mark();
+  std::size_t done = 0, i = 0;
+  auto flush_to = [&](std::size_t k) {
+    util::append_escaped(out, s.substr(done, k - done), newline ? "\n" : "");
+    done = k;
+  };
+  for (; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u != 0x1b && u != 0xC2) continue;
+    const std::size_t need = u == 0x1b ? 2 + mark.size() : 2;
+    if (!final && s.size() - i < need) {
+      // The rest is too short to tell; wait for more when it could still become one.
+      const std::string_view rest = s.substr(i + 1);
+      if (u == 0xC2 || ("[" + mark).compare(0, rest.size(), rest) == 0) break;
+    }
+    if (u == 0x1b && s.size() - i >= need && s[i + 1] == '[' && s.compare(i + 2, mark.size(), mark) == 0) {
+      flush_to(i);
+      out += unmark ? std::string_view("\x1b[") : s.substr(i, need);
+      i += need - 1;
+      done = i + 1;
+    }
+  }
+  flush_to(i);
+  return i;
+}
+
 }  // namespace
+
+std::string safe_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  sanitize(out, s, false, false, true);
+  return out;
+}
+
+SafeStreambuf::~SafeStreambuf() { drain(true); }
+
+void SafeStreambuf::drain(bool final) {
+  if (pending_.empty()) return;
+  std::string out;
+  out.reserve(pending_.size());
+  const std::size_t used = sanitize(out, pending_, true, true, final);
+  pending_.erase(0, used);
+  dest_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+SafeStreambuf::int_type SafeStreambuf::overflow(int_type c) {
+  if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+  pending_ += traits_type::to_char_type(c);
+  if (pending_.size() > hold_) drain(false);
+  return c;
+}
+
+std::streamsize SafeStreambuf::xsputn(const char* s, std::streamsize n) {
+  pending_.append(s, static_cast<std::size_t>(n));
+  if (pending_.size() > hold_) drain(false);
+  return n;
+}
+
+int SafeStreambuf::sync() {
+  drain(true);
+  return dest_->pubsync();
+}
 
 std::size_t display_width(std::string_view s) {
   std::size_t n = 0;
@@ -199,13 +332,18 @@ Style Style::detect(const std::function<const char*(const char*)>& env, bool tty
 
 std::string Style::text(std::string_view s) const { return unicode ? std::string(s) : ascii(s); }
 
-std::string Style::bold(std::string_view s) const { return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s); }
-std::string Style::dim(std::string_view s) const { return color ? fmt::format("\x1b[2m{}\x1b[0m", s) : std::string(s); }
-std::string Style::good(std::string_view s) const { return color ? fmt::format("\x1b[32m{}\x1b[0m", s) : std::string(s); }
-std::string Style::bad(std::string_view s) const { return color ? fmt::format("\x1b[31m{}\x1b[0m", s) : std::string(s); }
+std::string Style::bold(std::string_view s) const { return color ? fmt::format("\x1b[{0}1m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
+std::string Style::dim(std::string_view s) const { return color ? fmt::format("\x1b[{0}2m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
+std::string Style::good(std::string_view s) const { return color ? fmt::format("\x1b[{0}32m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
+std::string Style::bad(std::string_view s) const { return color ? fmt::format("\x1b[{0}31m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
+
+Table::Table(std::vector<Column> columns) : cols_(std::move(columns)) {
+  for (auto& c : cols_) c.header = safe_text(c.header);
+}
 
 void Table::add(std::vector<std::string> row) {
   row.resize(cols_.size());
+  for (auto& c : row) c = safe_text(c);
   rows_.push_back(std::move(row));
 }
 
@@ -369,14 +507,14 @@ std::string Table::render(Format f, const Style& style) const {
 
 std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv, const Style& style) {
   std::size_t w = 0;
-  for (const auto& [k, v] : kv) w = std::max(w, width_of(k));
+  for (const auto& [k, v] : kv) w = std::max(w, width_of(safe_text(k)));
   std::string out;
   for (const auto& [k, v] : kv) {
     if (k.empty()) {
       out += "\n";
       continue;
     }
-    out += style.bold(pad(style.text(k), w, Align::left)) + "  " + style.text(v) + "\n";
+    out += style.bold(pad(style.text(safe_text(k)), w, Align::left)) + "  " + style.text(safe_text(v)) + "\n";
   }
   return out;
 }

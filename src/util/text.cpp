@@ -143,12 +143,55 @@ std::string quote(std::string_view s, std::size_t max_len) {
       out += '\\';
       out += ch;
     } else if (u < 0x20 || u >= 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
+      append_escaped(out, u);
     } else {
       out += ch;
     }
   }
   out += '"';
+  return out;
+}
+
+namespace {
+
+bool is_c1_at(std::string_view s, std::size_t i) {
+  return static_cast<unsigned char>(s[i]) == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+         static_cast<unsigned char>(s[i + 1]) <= 0x9F;
+}
+
+}  // namespace
+
+bool has_control(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (is_control(static_cast<unsigned char>(s[i])) || is_c1_at(s, i)) return true;
+  return false;
+}
+
+void append_escaped(std::string& out, unsigned char u) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[u >> 4];
+  out += kHex[u & 0xF];
+}
+
+void append_escaped(std::string& out, std::string_view s, std::string_view keep) {
+  std::size_t done = 0;  // bytes of s already appended
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    const bool c1 = is_c1_at(s, i);
+    if (!c1 && (!is_control(u) || keep.find(s[i]) != std::string_view::npos)) continue;
+    out.append(s.substr(done, i - done));
+    append_escaped(out, u);
+    if (c1) append_escaped(out, static_cast<unsigned char>(s[++i]));
+    done = i + 1;
+  }
+  out.append(s.substr(done));
+}
+
+std::string escape_controls(std::string_view s, std::string_view keep) {
+  std::string out;
+  out.reserve(s.size());
+  append_escaped(out, s, keep);
   return out;
 }
 

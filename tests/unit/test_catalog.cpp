@@ -137,6 +137,28 @@ TEST_CASE("catalog::validate: every rule has a fixture that trips it", "[catalog
   trips("precision-order", [](util::Json& r) { r["peak_tflops"]["fp8"] = 100; });
   trips("non-positive-value", [](util::Json& r) { r["tdp_w"] = 0; });
   trips("non-positive-value", [](util::Json& r) { r["street_price_usd"] = -5; });
+  trips("non-positive-value", [](util::Json& r) { r["memory_bytes"] = 0; });
+  trips("beyond-datasheet", [](util::Json& r) { r["tdp_w"] = 5001; });
+  trips("beyond-datasheet", [](util::Json& r) { r["memory_bytes"] = 17592186044416ULL + 1; });
+  trips("beyond-datasheet", [](util::Json& r) {
+    r["memory_bandwidth_gbs"] = 100001;
+    r.erase("memory_bus_bits");
+    r.erase("memory_data_rate_gbps");
+  });
+  trips("beyond-datasheet", [](util::Json& r) { r["interconnect_gbs"] = 100001; });
+  trips("beyond-datasheet", [](util::Json& r) { r["peak_tflops"]["int4"] = 1e308; });
+  trips("control-character", [](util::Json& r) { r["name"] = "Test \x1b[2J GPU"; });
+  trips("control-character", [](util::Json& r) { r["name"] = "Test\nGPU"; });
+  trips("control-character", [](util::Json& r) { r["aliases"] = util::Json::array({"test\x07gpu"}); });
+  {
+    // At the bounds themselves nothing trips: they are the largest values allowed.
+    auto rec = good_record();
+    rec["tdp_w"] = 5000;
+    rec["memory_bytes"] = 17592186044416ULL;
+    rec["interconnect_gbs"] = 100000;
+    rec["peak_tflops"]["int4"] = 100000;
+    CHECK_FALSE(has_rule(findings_for(rec), "beyond-datasheet"));
+  }
   trips("power-range", [](util::Json& r) { r["power_max_w"] = 300; });
   trips("compute-capability", [](util::Json& r) { r["compute_capability"] = nullptr; });
   trips("missing-source", [](util::Json& r) { r["sources"] = util::Json::array(); });

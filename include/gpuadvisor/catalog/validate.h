@@ -27,6 +27,11 @@ struct Finding {
   std::string message;
 };
 
+/// The value checks of validate() for one record (non-positive-value, beyond-datasheet): a user
+/// catalog's records must pass them to be loaded at all, since no estimate means anything with a
+/// TDP of 0 W or a peak of 1e308 TFLOPS.
+std::vector<Finding> value_findings(const Gpu& g);
+
 /// Validates records; `today` is a date "YYYY-MM-DD" against which prices are judged stale.
 std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& today);
 

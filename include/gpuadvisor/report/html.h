@@ -13,7 +13,8 @@
 
 namespace gpuadvisor::report::html {
 
-/// Escapes & < > " ' so that any text is safe in element content and in attribute values.
+/// Escapes & < > " ' so that any text is safe in element content and in attribute values, with
+/// control bytes shown as \xNN (safe_text).
 std::string escape(std::string_view s);
 
 /// A coordinate or length for SVG: at most one decimal, no "-0".

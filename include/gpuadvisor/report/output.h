@@ -4,6 +4,7 @@
 #include <functional>
 #include <ostream>
 #include <span>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,37 @@ struct Style {
   std::string text(std::string_view s) const;
 };
 
+/// Text from input (a GPU name, an id, a path, a note) as every renderer shows it: control bytes
+/// (C0 with ESC, BEL, CR, LF and TAB, DEL, and the C1 controls U+0080-U+009F) written as \xNN by
+/// util::escape_controls, the same as in error lines, so that no name can drive the terminal or
+/// break a line. gpuadvisor's own colour sequences (Style::bold ... on a terminal) pass: they carry
+/// a mark made afresh by each run, which no input can know. Table cells and headers, key/value
+/// lines and HTML text go through it.
+std::string safe_text(std::string_view s);
+
+/// What cli::run writes stdout and stderr through: the safe_text rule, keeping newlines, over every
+/// byte a command prints, so that text a command formats itself ("Fits on NAME") is held to it
+/// too; the marked colour sequences become plain SGR codes here.
+class SafeStreambuf : public std::streambuf {
+ public:
+  /// Holds up to `hold` bytes before writing them on to `dest` (0: writes through at once).
+  SafeStreambuf(std::streambuf* dest, std::size_t hold) : dest_(dest), hold_(hold) {}
+  SafeStreambuf(const SafeStreambuf&) = delete;
+  SafeStreambuf& operator=(const SafeStreambuf&) = delete;
+  ~SafeStreambuf() override;
+
+ protected:
+  int_type overflow(int_type c) override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+  int sync() override;
+
+ private:
+  void drain(bool final);
+  std::streambuf* dest_;
+  std::size_t hold_;
+  std::string pending_;
+};
+
 /// ASCII stand-ins for the Unicode a table may hold: x for the multiplication sign, >= <= -- ...
 /// -> for the usual symbols, + - | for box drawing, # for block elements, '?' for anything else.
 std::string ascii(std::string_view s);
@@ -62,12 +94,16 @@ struct Column {
 
 class Table {
  public:
-  explicit Table(std::vector<Column> columns) : cols_(std::move(columns)) {}
+  /// Headers and cells are kept as safe_text() of what is given: every format shows them so.
+  explicit Table(std::vector<Column> columns);
   void add(std::vector<std::string> row);
   bool empty() const { return rows_.empty(); }
   const std::vector<Column>& columns() const { return cols_; }
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
-  /// Renders as an aligned text table, CSV (RFC 4180 quoting) or a GitHub markdown table. A text
+  /// Renders as an aligned text table, CSV (RFC 4180 quoting; a text cell that starts with = + -
+  /// @, tab or CR gets a leading ' so that no spreadsheet reads it as a formula, a number such as
+  /// -1.5 stays as it is) or a GitHub markdown table (| escaped, < written &lt; unless it opens an
+  /// http(s) autolink, so that no HTML tag passes). A text
   /// table wider than style.width (with style.reflow) gives way in steps: the widest free-text (left-aligned, not
   /// first) column wraps in place; else it goes on its own lines under each row; else each row
   /// becomes a block of "header  value" lines. CSV and markdown are never cut.

@@ -32,6 +32,19 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 /// message stays on one line.
 std::string quote(std::string_view s, std::size_t max_len = 60);
 
+/// Whether `u` is a control byte: C0 (0x00-0x1f, ESC, BEL, CR, LF, TAB ...) or DEL (0x7f).
+constexpr bool is_control(unsigned char u) { return u < 0x20 || u == 0x7f; }
+/// Whether `s` holds a control byte, or a C1 control (U+0080-U+009F) in UTF-8.
+bool has_control(std::string_view s);
+/// Appends byte `u` as \xNN (two lower-case hex digits): how every output shows a control byte.
+void append_escaped(std::string& out, unsigned char u);
+/// Appends `s` with each control byte, and each byte of a C1 control in UTF-8 (U+0080-U+009F:
+/// 0xC2 0x80-0x9F), written as \xNN; bytes listed in `keep` pass. Everything else is unchanged,
+/// other UTF-8 included: "\x1b[2J" comes out as the seven characters \x1b[2J.
+void append_escaped(std::string& out, std::string_view s, std::string_view keep = {});
+/// append_escaped() into a new string.
+std::string escape_controls(std::string_view s, std::string_view keep = {});
+
 /// The lines of a text in order, without their "\n" (or "\r\n"), numbered from 1: the readers of
 /// line-oriented inputs (nvidia-smi CSV, kernel logs, JSON Lines) name the line of a problem.
 class LineReader {
