@@ -181,8 +181,17 @@ void append_escaped(std::string& out, std::string_view s, std::string_view keep)
     const bool c1 = is_c1_at(s, i);
     if (!c1 && (!is_control(u) || keep.find(s[i]) != std::string_view::npos)) continue;
     out.append(s.substr(done, i - done));
-    append_escaped(out, u);
-    if (c1) append_escaped(out, static_cast<unsigned char>(s[++i]));
+    if (u < 0x20) {
+      append_escaped(out, u);
+    } else {
+      // DEL and the C1 controls as their code point, \u007f: JSON strings may hold them raw (only
+      // C0 must be escaped there), and this is their JSON escape, so JSON output stays valid.
+      const auto cp = c1 ? static_cast<unsigned char>(s[++i]) : u;
+      out += "\\u00";
+      std::string hex;
+      append_escaped(hex, cp);
+      out += hex.substr(2);
+    }
     done = i + 1;
   }
   out.append(s.substr(done));

@@ -9,6 +9,7 @@ a 1e308 peak). For each command case and each of the eight format names the comm
     gpuadvisor's own output can put a byte there, and it puts none without a terminal;
   - any output holds an `inf` or `nan` token;
   - a CSV cell is text that starts with = + - @, tab or CR without the leading ' (a formula);
+  - JSON or SARIF output does not parse as JSON, JUnit output as XML;
   - the exit code is 3 (internal error), or it is 2 with anything but one line on stderr.
 Catalogs with values no GPU has must be refused at load: exit 2, one line on stderr, and
 `catalog validate` must report them (exit 1).
@@ -22,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIX = os.path.join("tests", "fixtures", "catalog", "hostile")
@@ -149,6 +151,16 @@ def main():
                         if m := NONFINITE.search(data):
                             failures.append(f"{what}: {stream} prints {m.group(0).decode()!r} "
                                             f"near {data[max(0, m.start() - 40):m.end() + 10]!r}")
+                    if f in ("json", "sarif") and code in (0, 1):
+                        try:
+                            json.loads(out)
+                        except ValueError as e:
+                            failures.append(f"{what}: not valid JSON: {e}")
+                    if f == "junit" and code in (0, 1):
+                        try:
+                            xml.etree.ElementTree.fromstring(out)
+                        except xml.etree.ElementTree.ParseError as e:
+                            failures.append(f"{what}: not valid XML: {e}")
                     if f == "csv" and code in (0, 1):
                         for cell in csv_formulas(out):
                             failures.append(f"{what}: CSV cell {cell!r} is a formula")

@@ -9,10 +9,10 @@
 
 using namespace gpuadvisor;
 
-TEST_CASE("util::escape_controls: C0, DEL and C1 as \\xNN, the rest unchanged", "[output]") {
+TEST_CASE("util::escape_controls: C0 as \\xNN, DEL and C1 as \\u00NN, the rest unchanged", "[output]") {
   CHECK(util::escape_controls("Clear \x1b[2J GPU") == "Clear \\x1b[2J GPU");
-  CHECK(util::escape_controls("a\nb\tc\rd\x7f\x07") == "a\\x0ab\\x09c\\x0dd\\x7f\\x07");
-  CHECK(util::escape_controls("CSI \xC2\x9B" "2J") == "CSI \\xc2\\x9b2J");
+  CHECK(util::escape_controls("a\nb\tc\rd\x7f\x07") == "a\\x0ab\\x09c\\x0dd\\u007f\\x07");
+  CHECK(util::escape_controls("CSI \xC2\x9B" "2J") == "CSI \\u009b2J");
   CHECK(util::escape_controls("RTX 4090 \xC3\x97 2 \xE2\x80\x94 \xC2\xA0") == "RTX 4090 \xC3\x97 2 \xE2\x80\x94 \xC2\xA0");
   CHECK(util::escape_controls("keep\nthis", "\n") == "keep\nthis");
   CHECK(util::has_control("x\x1b"));
@@ -37,7 +37,9 @@ TEST_CASE("report::safe_text and SafeStreambuf: no raw control byte from input r
   };
   CHECK(through({"Fits on Clear \x1b[2J GPU\n", "next line\n"}, 0) == "Fits on Clear \\x1b[2J GPU\nnext line\n");
   CHECK(through({"a\x1b", "[2J\n"}, 0) == "a\\x1b[2J\n");
-  CHECK(through({"C1 \xC2", "\x9B" "2J\n"}, 0) == "C1 \\xc2\\x9b2J\n");
+  CHECK(through({"C1 \xC2", "\x9B" "2J\n"}, 0) == "C1 \\u009b2J\n");
+  // JSON strings may hold DEL and C1 raw; their escapes keep the JSON valid.
+  CHECK(through({"{\"name\": \"a\x7f\xC2\x85\"}\n"}, 0) == "{\"name\": \"a\\u007f\\u0085\"}\n");
   CHECK(through({"ends in ESC \x1b"}, 1 << 14) == "ends in ESC \\x1b");
 
   SECTION("gpuadvisor's own colours pass, whole or split across writes; input cannot spell them") {

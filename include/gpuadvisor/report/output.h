@@ -44,8 +44,8 @@ struct Style {
 };
 
 /// Text from input (a GPU name, an id, a path, a note) as every renderer shows it: control bytes
-/// (C0 with ESC, BEL, CR, LF and TAB, DEL, and the C1 controls U+0080-U+009F) written as \xNN by
-/// util::escape_controls, the same as in error lines, so that no name can drive the terminal or
+/// (C0 with ESC, BEL, CR, LF and TAB, DEL, and the C1 controls U+0080-U+009F) written as \xNN or
+/// \u007f by util::escape_controls, the same as in error lines, so that no name can drive the terminal or
 /// break a line. gpuadvisor's own colour sequences (Style::bold ... on a terminal) pass: they carry
 /// a mark made afresh by each run, which no input can know. Table cells and headers, key/value
 /// lines and HTML text go through it.

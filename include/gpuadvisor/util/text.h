@@ -36,11 +36,12 @@ std::string quote(std::string_view s, std::size_t max_len = 60);
 constexpr bool is_control(unsigned char u) { return u < 0x20 || u == 0x7f; }
 /// Whether `s` holds a control byte, or a C1 control (U+0080-U+009F) in UTF-8.
 bool has_control(std::string_view s);
-/// Appends byte `u` as \xNN (two lower-case hex digits): how every output shows a control byte.
+/// Appends byte `u` as \xNN (two lower-case hex digits): how every output shows a C0 control byte.
 void append_escaped(std::string& out, unsigned char u);
-/// Appends `s` with each control byte, and each byte of a C1 control in UTF-8 (U+0080-U+009F:
-/// 0xC2 0x80-0x9F), written as \xNN; bytes listed in `keep` pass. Everything else is unchanged,
-/// other UTF-8 included: "\x1b[2J" comes out as the seven characters \x1b[2J.
+/// Appends `s` with each C0 control byte written as \xNN, and DEL and the C1 controls in UTF-8
+/// (U+0080-U+009F: 0xC2 0x80-0x9F) as \u007f ... \u009f (their JSON escape: a JSON string may hold
+/// them raw, so JSON output stays valid); bytes listed in `keep` pass. Everything else is
+/// unchanged, other UTF-8 included: "\x1b[2J" comes out as the seven characters \x1b[2J.
 void append_escaped(std::string& out, std::string_view s, std::string_view keep = {});
 /// append_escaped() into a new string.
 std::string escape_controls(std::string_view s, std::string_view keep = {});
