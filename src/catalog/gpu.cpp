@@ -91,7 +91,7 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
       (void)val;
     }
   }
-  g.tdp_w = f.num("tdp_w");
+  g.tdp_w = f.opt_num("tdp_w");
   g.power_min_w = f.opt_num("power_min_w");
   g.power_max_w = f.opt_num("power_max_w");
   if (auto n = f.opt_integer("nvlink_generation", 1, 20)) g.nvlink_generation = static_cast<int>(*n);
@@ -281,7 +281,7 @@ util::Json to_data_json(const Gpu& g) {
   util::Json p;
   for (auto prec : kPrecisions) p[std::string(name(prec))] = opt(g.peak_tflops[static_cast<std::size_t>(prec)]);
   j["peak_tflops"] = p;
-  j["tdp_w"] = util::json_number(g.tdp_w);
+  j["tdp_w"] = opt(g.tdp_w);
   j["power_min_w"] = opt(g.power_min_w);
   j["power_max_w"] = opt(g.power_max_w);
   j["nvlink_generation"] = opt(g.nvlink_generation);
@@ -330,7 +330,7 @@ util::Json to_output_json(const Gpu& g) {
     auto v = g.peak_flops(prec);
     j[fmt::format("peak_{}_flops", name(prec))] = v ? util::json_number(std::round(*v)) : util::Json(nullptr);
   }
-  j["tdp_w"] = util::json_number(g.tdp_w);
+  j["tdp_w"] = opt(g.tdp_w);
   j["power_min_w"] = opt(g.power_min_w);
   j["power_max_w"] = opt(g.power_max_w);
   j["interconnect"] = opt(g.interconnect);

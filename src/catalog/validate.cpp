@@ -28,6 +28,7 @@ constexpr ValidationRule kRules[] = {
     {"missing-as-of", Severity::error, "the record or one of its prices has no as_of date in YYYY-MM or YYYY-MM-DD"},
     {"stale-price", Severity::warning, "a price is older than 12 months"},
     {"missing-price", Severity::warning, "no street price, used price or launch MSRP is known"},
+    {"missing-power", Severity::warning, "no TDP or published maximum power: energy cost and power limits are unknown"},
     {"missing-status", Severity::warning, "no production status (in_production, end_of_life, discontinued) with a source"},
     {"new-price-out-of-production", Severity::error, "a street (new) price on a card that is end of life or discontinued"},
     {"mig-unsourced", Severity::error, "MIG instances are given, but no source backs mig_instances"},
@@ -180,9 +181,11 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
     plain("name", g.name);
     for (std::size_t i = 0; i < g.aliases.size(); ++i) plain(fmt::format("aliases[{}]", i), g.aliases[i]);
 
-    if ((g.power_min_w && *g.power_min_w > g.tdp_w) || (g.power_max_w && *g.power_max_w < g.tdp_w) ||
+    if (!g.tdp_w) c.add("missing-power", "no tdp_w: energy cost, power limits and hosts cannot be checked for this GPU");
+    const double tdp = g.tdp_w.value_or(0);
+    if ((g.tdp_w && ((g.power_min_w && *g.power_min_w > tdp) || (g.power_max_w && *g.power_max_w < tdp))) ||
         (g.power_min_w && g.power_max_w && *g.power_min_w > *g.power_max_w))
-      c.add("power-range", fmt::format("TDP {} W is outside the power range {}..{} W", g.tdp_w,
+      c.add("power-range", fmt::format("TDP {} W is outside the power range {}..{} W", g.tdp_w ? util::format_number(tdp) : "?",
                                        g.power_min_w ? util::format_number(*g.power_min_w) : "?",
                                        g.power_max_w ? util::format_number(*g.power_max_w) : "?"));
 

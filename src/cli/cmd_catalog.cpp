@@ -38,7 +38,7 @@ const std::vector<SortKey>& sort_keys() {
       {"bf16", [](const Gpu& g, bool) { return g.peak_flops(Precision::bf16); }},
       {"fp8", [](const Gpu& g, bool) { return g.peak_flops(Precision::fp8); }},
       {"int8", [](const Gpu& g, bool) { return g.peak_flops(Precision::int8); }},
-      {"tdp", [](const Gpu& g, bool) { return std::optional<double>(g.tdp_w); }},
+      {"tdp", [](const Gpu& g, bool) { return g.tdp_w; }},
       {"price", [](const Gpu& g, bool used) { return g.price_usd(used); }},
       {"year", [](const Gpu& g, bool) { return g.release_year ? std::optional<double>(*g.release_year) : std::nullopt; }},
       {"interconnect", [](const Gpu& g, bool) { return g.interconnect_gbs; }},
@@ -126,7 +126,7 @@ void run_list(Context& ctx, const ListOptions& o) {
     for (const auto* g : rows)
       t.add({g->id, g->name, g->vendor, g->architecture, g->segment, fmt::format("{:.0f}", g->memory_bytes),
              fmt::format("{}", g->memory_bandwidth_gbs), raw(g->peak_tflops[2]), raw(g->peak_tflops[3]),
-             raw(g->peak_tflops[4]), fmt::format("{}", g->tdp_w), raw(g->price_usd(o.used)), g->price_kind(o.used)});
+             raw(g->peak_tflops[4]), raw(g->tdp_w), raw(g->price_usd(o.used)), g->price_kind(o.used)});
     ctx.out << t.render(fmt_out, ctx.style);
     return;
   }
@@ -136,7 +136,7 @@ void run_list(Context& ctx, const ListOptions& o) {
   for (const auto* g : rows)
     t.add({g->id, g->name, g->architecture, g->segment, util::format_bytes(g->memory_bytes),
            util::format_number(g->memory_bandwidth_gbs), opt_num(g->peak_flops(Precision::fp16), 1e12),
-           util::format_number(g->tdp_w), price_cell(*g, o.used)});
+           g->tdp_w ? util::format_number(*g->tdp_w) : "unknown", price_cell(*g, o.used)});
   ctx.out << t.render(fmt_out, ctx.style);
   if (fmt_out == report::Format::table)
     ctx.out << fmt::format("{} GPUs. Peaks are dense Tensor Core rates; prices are street prices unless marked.\n", rows.size());
@@ -177,7 +177,7 @@ void run_show(Context& ctx, const std::string& query) {
     kv.push_back({"Peak " + std::string(catalog::name(p)),
                   util::format_number(*v / 1e12) + (integer ? " TOPS" : " TFLOPS") + " dense"});
   }
-  std::string power = util::format_number(g.tdp_w) + " W";
+  std::string power = g.tdp_w ? util::format_number(*g.tdp_w) + " W" : "unknown (not published)";
   if (g.power_min_w && g.power_max_w)
     power += fmt::format(" (configurable {}..{} W)", util::format_number(*g.power_min_w), util::format_number(*g.power_max_w));
   else if (g.power_max_w && *g.power_max_w != g.tdp_w)

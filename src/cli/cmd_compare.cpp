@@ -45,8 +45,8 @@ const std::vector<Metric>& metrics() {
       {"fp16_tflops_per_w", "FP16 TFLOPS per W", true,
        [](const Gpu& g, bool) -> std::optional<double> {
          auto f = g.peak_flops(Precision::fp16);
-         if (!f) return std::nullopt;
-         return *f / 1e12 / g.tdp_w;
+         if (!f || !g.tdp_w) return std::nullopt;
+         return *f / 1e12 / *g.tdp_w;
        }, 2},
       {"bandwidth_gbs_per_kusd", "GB/s per $1k", true,
        [](const Gpu& g, bool used) -> std::optional<double> {
@@ -205,7 +205,7 @@ void run_compare(Context& ctx, const CompareOptions& o) {
   row("FP16 TFLOPS", [&](std::size_t, const Gpu& g) { return peak(g, Precision::fp16); });
   row("BF16 TFLOPS", [&](std::size_t, const Gpu& g) { return peak(g, Precision::bf16); });
   row("FP8 TFLOPS", [&](std::size_t, const Gpu& g) { return peak(g, Precision::fp8); });
-  row("TDP W", [](std::size_t, const Gpu& g) { return util::format_number(g.tdp_w); });
+  row("TDP W", [](std::size_t, const Gpu& g) { return g.tdp_w ? util::format_number(*g.tdp_w) : std::string("unknown"); });
   row("GPU link", [](std::size_t, const Gpu& g) {
     return g.interconnect ? *g.interconnect + (g.interconnect_gbs ? " " + util::format_number(*g.interconnect_gbs) : "")
                           : std::string("PCIe only");

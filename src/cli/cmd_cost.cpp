@@ -114,9 +114,13 @@ void run_cost(Context& ctx, const CostFlags& o) {
                                                                                           util::format_money(*cost.host_price_usd))
                                                         : cost.host_platform ? " + host, price unknown" : "")
                                          : "unknown (no price for this GPU)"});
-  kv.push_back({"Power", fmt::format("{}, {} per busy hour",
-                                     cost.power_w >= 1e4 ? util::format_number(cost.power_w / 1000) + " kW" : util::format_number(cost.power_w) + " W",
-                                     fmt::format("${:.2f}", cost.usd_per_hour_energy))});
+  if (cost.power_w && cost.usd_per_hour_energy)
+    kv.push_back({"Power", fmt::format("{}, {} per busy hour",
+                                       *cost.power_w >= 1e4 ? util::format_number(*cost.power_w / 1000) + " kW"
+                                                            : util::format_number(*cost.power_w) + " W",
+                                       fmt::format("${:.2f}", *cost.usd_per_hour_energy))});
+  else
+    kv.push_back({"Power", fmt::format("unknown ({} has no published power)", gpu.name)});
   if (cost.job_energy_usd)
     kv.push_back({"Energy for the job", fmt::format("{} ({} kWh)", util::format_money(*cost.job_energy_usd), util::format_number(*cost.job_energy_kwh))});
   if (cost.job_own_usd) kv.push_back({"Own: buy + energy", util::format_money(*cost.job_own_usd)});

@@ -42,7 +42,8 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   }
 
   // The host the GPUs go into (estimate/platform.h): its price and its own power.
-  c.power_w = gpu.tdp_w * N;
+  if (gpu.tdp_w) c.power_w = *gpu.tdp_w * N;
+  else c.assumptions.push_back(fmt::format("{} has no published power: energy cost, break-even and total cost of ownership unknown", gpu.name));
   const Host host = host_for(gpu, w.gpus, prices);
   c.assumptions.push_back("host: " + describe(host, gpu, w.gpus) + (host.fits() ? "" : "; no host price or power included"));
   if (host.needed && host.fits()) {
@@ -50,7 +51,7 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
     c.host_boxes = host.boxes;
     c.host_price_usd = host.price_usd;
     c.host_price_includes_gpus = host.price_includes_gpus;
-    if (host.power_w) c.power_w += *host.power_w;
+    if (host.power_w && c.power_w) *c.power_w += *host.power_w;
     if (host.price_usd && host.price_includes_gpus) {
       c.purchase_usd = *host.price_usd;  // whole systems, GPUs included
     } else if (c.purchase_usd) {
@@ -72,11 +73,13 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
       if (auto st = catalog::stale_price("electricity", o.kwh_usd, o.kwh_as_of, o.today))
         c.stale_prices.push_back(*st + " per kWh");
   }
-  c.usd_per_hour_energy = c.power_w / 1000 * o.pue * o.kwh_usd;
-  c.assumptions.push_back(fmt::format("energy: GPUs at TDP while busy, PUE {}, ${}/kWh{}", o.pue, o.kwh_usd,
-                                      o.kwh_from.empty() ? "" : " (" + o.kwh_from + ")"));
-  if (c.job_hours) {
-    c.job_energy_kwh = c.power_w / 1000 * o.pue * *c.job_hours;
+  if (c.power_w) {
+    c.usd_per_hour_energy = *c.power_w / 1000 * o.pue * o.kwh_usd;
+    c.assumptions.push_back(fmt::format("energy: GPUs at TDP while busy, PUE {}, ${}/kWh{}", o.pue, o.kwh_usd,
+                                        o.kwh_from.empty() ? "" : " (" + o.kwh_from + ")"));
+  }
+  if (c.job_hours && c.power_w) {
+    c.job_energy_kwh = *c.power_w / 1000 * o.pue * *c.job_hours;
     c.job_energy_usd = *c.job_energy_kwh * o.kwh_usd;
     if (c.purchase_usd) c.job_own_usd = *c.purchase_usd + *c.job_energy_usd;
   }
@@ -94,16 +97,16 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   std::stable_sort(c.cloud.begin(), c.cloud.end(), [](const CloudQuote& a, const CloudQuote& b) { return a.usd_per_hour < b.usd_per_hour; });
 
   // Break-even: purchase + energy x H = rent x H, in busy hours; months at the utilisation.
-  if (c.purchase_usd && !c.cloud.empty()) {
-    double margin = c.cloud.front().usd_per_hour - c.usd_per_hour_energy;
+  if (c.purchase_usd && c.usd_per_hour_energy && !c.cloud.empty()) {
+    double margin = c.cloud.front().usd_per_hour - *c.usd_per_hour_energy;
     if (margin > 0) {
       c.breakeven_hours = *c.purchase_usd / margin;
       c.breakeven_months = *c.breakeven_hours / (kHoursPerMonth * o.utilization);
     }
   }
-  if (c.purchase_usd) {
+  if (c.purchase_usd && c.usd_per_hour_energy) {
     double busy = o.years * kHoursPerYear * o.utilization;
-    c.tco_usd = *c.purchase_usd + busy * c.usd_per_hour_energy;
+    c.tco_usd = *c.purchase_usd + busy * *c.usd_per_hour_energy;
     if (!c.cloud.empty()) c.cloud_over_horizon_usd = busy * c.cloud.front().usd_per_hour;
     c.assumptions.push_back(fmt::format("total cost of ownership over {} years at {:.0f}% utilisation (purchase + energy; no "
                                         "maintenance, space or staff)", o.years, o.utilization * 100));
@@ -130,9 +133,9 @@ util::Json to_json(const CostEstimate& c) {
   } else {
     j["host"] = nullptr;
   }
-  j["power_w"] = c.power_w;
+  j["power_w"] = opt(c.power_w);
   j["stale_prices"] = c.stale_prices;
-  j["energy_usd_per_hour"] = c.usd_per_hour_energy;
+  j["energy_usd_per_hour"] = opt(c.usd_per_hour_energy);
   j["job_energy_kwh"] = opt(c.job_energy_kwh);
   j["job_energy_usd"] = opt(c.job_energy_usd);
   j["job_own_usd"] = opt(c.job_own_usd);

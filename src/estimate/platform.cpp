@@ -12,11 +12,12 @@ namespace {
 
 std::string watts(double w) { return util::format_number(w) + " W"; }
 
-double load_w(const catalog::Platform& p, const catalog::Gpu& gpu, int n) { return gpu.tdp_w * n + p.host_power_w.value_or(0); }
+// Callers check that the GPU's power is known first.
+double load_w(const catalog::Platform& p, const catalog::Gpu& gpu, int n) { return gpu.tdp_w.value_or(0) * n + p.host_power_w.value_or(0); }
 
 // Whether one box of `p` holds `n` of `gpu` within its power limits.
 bool powers(const catalog::Platform& p, const catalog::Gpu& gpu, int n) {
-  if (p.max_gpu_tdp_w && gpu.tdp_w > *p.max_gpu_tdp_w) return false;
+  if (p.max_gpu_tdp_w && gpu.tdp_w > *p.max_gpu_tdp_w) return false;  // nullopt compares below any number
   return !p.system_max_power_w || load_w(p, gpu, n) <= *p.system_max_power_w;
 }
 
@@ -45,6 +46,10 @@ Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices)
   } else {
     if (count <= 1) return h;  // one card: the buyer's own computer
     h.needed = true;
+    if (!gpu.tdp_w) {
+      h.problem = HostProblem::unknown_power;  // no host's power limit can be checked
+      return h;
+    }
     // Passively cooled datacenter cards need a server's airflow; others go in a workstation too.
     const bool server_only = gpu.segment == "datacenter";
     const catalog::Platform* nearest = nullptr;
@@ -72,6 +77,10 @@ Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices)
   }
   const auto& p = *h.platform;
   h.boxes = static_cast<int>(std::ceil(static_cast<double>(count) / p.gpu_slots));
+  if (!gpu.tdp_w && (p.max_gpu_tdp_w || p.system_max_power_w)) {
+    h.problem = HostProblem::unknown_power;
+    return h;
+  }
   if (!powers(p, gpu, std::min(count, p.gpu_slots))) {
     h.problem = HostProblem::power;
     return h;
@@ -93,14 +102,16 @@ std::string describe(const Host& h, const catalog::Gpu& gpu, int count) {
     case HostProblem::no_slots:
       return fmt::format("no {} in data/platforms.json takes {} x {} (the largest takes {})",
                          gpu.segment == "datacenter" ? "server" : "workstation or server", count, gpu.id, h.largest_slots);
+    case HostProblem::unknown_power:
+      return fmt::format("{} has no published power (tdp_w): no host's power limit can be checked for {} of them", gpu.id, count);
     case HostProblem::power: {
       const auto& p = *h.platform;
       const int n = std::min(count, p.gpu_slots);
       if (p.max_gpu_tdp_w && gpu.tdp_w > *p.max_gpu_tdp_w)
         return fmt::format("no host in data/platforms.json powers {} x {}: {} takes GPUs of at most {} ({} has {})", count,
-                           gpu.id, p.id, watts(*p.max_gpu_tdp_w), gpu.id, watts(gpu.tdp_w));
+                           gpu.id, p.id, watts(*p.max_gpu_tdp_w), gpu.id, watts(*gpu.tdp_w));
       return fmt::format("no host in data/platforms.json powers {} x {}: {} may draw {}, {} x {}{} need {}", count, gpu.id, p.id,
-                         watts(*p.system_max_power_w), n, watts(gpu.tdp_w), p.host_power_w ? " and the host" : "",
+                         watts(*p.system_max_power_w), n, watts(*gpu.tdp_w), p.host_power_w ? " and the host" : "",
                          watts(load_w(p, gpu, n)));
     }
     case HostProblem::none: break;

@@ -331,6 +331,7 @@ struct Builder {
   std::vector<std::string> assumptions;
   double gpu_tdp_total = 0;  ///< over known GPU lines
   bool all_known = true;
+  std::vector<std::string> unknown_power;  ///< ids of known GPUs whose power is not published
 
   void gpu_lines() {
     std::vector<std::string> training;
@@ -352,7 +353,8 @@ struct Builder {
         continue;
       }
       const catalog::Gpu& gpu = *g.gpu;
-      gpu_tdp_total += gpu.tdp_w * g.count;
+      if (gpu.tdp_w) gpu_tdp_total += *gpu.tdp_w * g.count;
+      else unknown_power.push_back(gpu.id);
       x.show("gpu", gpu.name);
       x.show("gpu_id", gpu.id);
 
@@ -456,11 +458,14 @@ struct Builder {
     if (!all_known) return;  // unknown GPUs: unknown-gpu says so; power and memory totals would be wrong
     Subject x;
     const bool power_needed = s.psus || (s.cooling == "air" && s.rack_kw);
-    if (power_needed) {
+    if (power_needed && !unknown_power.empty())
+      assumptions.push_back(fmt::format("power of {} is not published: the power supply and cooling checks are not run",
+                                        util::join(unknown_power, ", ")));
+    if (power_needed && unknown_power.empty()) {
       auto [platform, platform_label] = platform_power();
       double load = gpu_tdp_total + platform;
       std::vector<std::string> parts;
-      for (const auto& g : s.gpus) parts.push_back(fmt::format("{} x {} {}", g.count, watts(g.gpu->tdp_w), g.gpu->id));
+      for (const auto& g : s.gpus) parts.push_back(fmt::format("{} x {} {}", g.count, watts(*g.gpu->tdp_w), g.gpu->id));
       std::string power_parts = fmt::format("{} + platform {}{}", util::join(parts, " + "), watts(platform),
                                             platform_label.empty() ? "" : " " + platform_label);
       x.show("power_parts", power_parts);
@@ -771,7 +776,7 @@ std::vector<const Rule*> enabled_check_rules(const RuleSet& rules, std::span<con
 
 SpecResult check_spec(const util::JsonDoc& doc, const CheckData& data, std::span<const Rule* const> rules) {
   Spec spec = parse_spec(doc, data);
-  Builder build{doc, data, spec, {}, {}, 0, true};
+  Builder build{doc, data, spec, {}, {}, 0, true, {}};
   build.gpu_lines();
   build.server();
   build.workloads();

@@ -415,10 +415,10 @@ class CardChecks {
     } else {
       msg = fmt::format("power limit {} W (default {} W)", fmt_num(*limit), fmt_num(*def));
     }
-    if (g && *def < g->tdp_w * 0.9) {
+    if (g && g->tdp_w && *def < *g->tdp_w * 0.9) {
       v = Verdict::warn;
       msg += fmt::format("; the default limit is below the {} W of {}: a lower-power variant or a modified vBIOS",
-                         fmt_num(g->tdp_w), g->name);
+                         fmt_num(*g->tdp_w), g->name);
     }
     add("power-cap", v, msg);
   }

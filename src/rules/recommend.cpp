@@ -170,10 +170,12 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   }
 
   // Power: a configurable range lets the plan run capped at the limit.
-  const double min_power = gpu.power_min_w.value_or(gpu.tdp_w);
-  if (req.power_limit_w && gpu.tdp_w * count > *req.power_limit_w && min_power * count <= *req.power_limit_w) {
+  // Unknown power (nothing published): the power rules read an unknown metric and are n/a.
+  const std::optional<double> min_power = gpu.power_min_w ? gpu.power_min_w : gpu.tdp_w;
+  if (req.power_limit_w && gpu.tdp_w && min_power && *gpu.tdp_w * count > *req.power_limit_w &&
+      *min_power * count <= *req.power_limit_w) {
     c.power_cap_w = *req.power_limit_w / count;
-    c.throughput *= *c.power_cap_w / gpu.tdp_w;  // speed assumed proportional to power when capped
+    c.throughput *= *c.power_cap_w / *gpu.tdp_w;  // speed assumed proportional to power when capped
   }
 
   // What the rules read; each outcome keeps the value of its metric.
@@ -205,9 +207,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   }
   m.set(Metric::used_price, c.price_kind == "used");
   const double host_w = c.host.fits() ? c.host.power_w.value_or(0) : 0;
-  m.set(Metric::total_tdp_w, gpu.tdp_w * count + host_w, Shown::watts);
-  m.set(Metric::min_total_power_w, min_power * count + host_w, Shown::watts);
+  m.set(Metric::total_tdp_w, gpu.tdp_w ? Value(*gpu.tdp_w * count + host_w) : Value(), Shown::watts);
+  m.set(Metric::min_total_power_w, min_power ? Value(*min_power * count + host_w) : Value(), Shown::watts);
   m.set(Metric::host_fits, c.host.fits());
+  m.set(Metric::power_known, gpu.tdp_w.has_value());
   // The precision the math runs at: the format's (NF4 and int4 bases dequantize to 16-bit).
   Precision compute = c.w.format().compute;
   // A quantized base (NF4) dequantizes to a compute dtype of choice: fp16 where the GPU has no bf16
@@ -233,8 +236,8 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     if (key == "memory_need") return show(c.memory_need_bytes, Shown::bytes);
     if (key == "memory_capacity") return show(gpu.memory_bytes, Shown::bytes);
     if (key == "count") return show(count, Shown::count);
-    if (key == "min_total_power") return show(min_power * count, Shown::watts);
-    if (key == "min_power") return show(min_power, Shown::watts);
+    if (key == "min_total_power") return known(min_power ? std::optional<double>(*min_power * count) : std::nullopt, Shown::watts);
+    if (key == "min_power") return known(min_power, Shown::watts);
     if (key == "unit_price") return inst ? (unit ? format_rate(*unit) : std::string("unknown")) : known(unit, Shown::money);
     if (key == "total_price" && !inst) return known(c.price_usd, Shown::money);
     if (key == "rent_price" && inst) return rent_shown();
@@ -307,21 +310,22 @@ void render_messages(Candidate& c, const Search& search) {
 double score_of(const Candidate& c, Prefer p) {
   double t = c.throughput;
   if (t <= 0) return 0;
-  double watts = c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w * c.count;
+  // Unknown power: no performance per watt (0, last when preferring efficiency).
+  double watts = c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w.value_or(0) * c.count;
   double s = 0;
   if (c.instance) {
     // Renting: what an hour buys. Units per dollar = throughput x 3600 / ($/h).
     const double rate = c.usd_per_hour.value_or(0);
     switch (p) {
       case Prefer::speed: s = t; break;
-      case Prefer::efficiency: s = t / (watts / 1000); break;
+      case Prefer::efficiency: s = watts > 0 ? t / (watts / 1000) : 0; break;
       case Prefer::cost: s = rate > 0 ? t * 3600 / rate : 0; break;
       case Prefer::balanced: s = rate > 0 ? t / std::sqrt(rate) : 0; break;
     }
   } else {
     switch (p) {
       case Prefer::speed: s = t; break;
-      case Prefer::efficiency: s = t / (watts / 1000); break;
+      case Prefer::efficiency: s = watts > 0 ? t / (watts / 1000) : 0; break;
       case Prefer::cost: s = c.price_usd ? t / (*c.price_usd / 1000) : 0; break;
       case Prefer::balanced: s = c.price_usd ? t / std::sqrt(*c.price_usd / 1000) : 0; break;
     }

@@ -33,6 +33,7 @@ constexpr MetricInfo kMetrics[] = {
     {"bandwidth_gbs", "memory bandwidth of one GPU, GB/s"},
     {"rent_price_usd", "cloud plans: the hourly rate, or the whole job with --tokens"},
     {"host_fits", "whether a host platform takes the GPUs (slots, form factor, power; estimate/platform.h)"},
+    {"power_known", "whether the GPU's power (tdp_w) is published"},
 };
 static_assert(std::size(kMetrics) == kMetricCount, "one Metric per known metric, in order");
 

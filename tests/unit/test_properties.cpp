@@ -245,9 +245,10 @@ catalog::Catalog random_catalog(Gen& g) {
     else if (g.coin(0.2)) x.street.usd.reset();
     if (x.used.usd && g.coin(0.5)) x.used.usd = *x.used.usd * g.uniform(0.3, 1.5);
     if (g.coin(0.3)) x.memory_bytes = std::round(x.memory_bytes * g.pick(std::vector<double>{0.5, 1.5, 2.0}));
-    if (g.coin(0.3)) x.tdp_w = std::max(10.0, std::round(x.tdp_w * g.uniform(0.5, 1.5)));
-    if (x.power_min_w && *x.power_min_w > x.tdp_w) x.power_min_w = x.tdp_w;
-    if (x.power_max_w && *x.power_max_w < x.tdp_w) x.power_max_w = x.tdp_w;
+    if (x.tdp_w && g.coin(0.3)) x.tdp_w = std::max(10.0, std::round(*x.tdp_w * g.uniform(0.5, 1.5)));
+    else if (g.coin(0.05)) x.tdp_w.reset();  // power not published
+    if (x.tdp_w && x.power_min_w && *x.power_min_w > *x.tdp_w) x.power_min_w = x.tdp_w;
+    if (x.tdp_w && x.power_max_w && *x.power_max_w < *x.tdp_w) x.power_max_w = x.tdp_w;
     v.push_back(std::move(x));
   }
   catalog::Catalog c;
@@ -306,7 +307,8 @@ TEST_CASE("property: recommend never returns a plan that breaks a constraint", "
       }
       CHECK(c.memory_need_bytes <= c.gpu->memory_bytes * (1 - estimate::kDefaultHeadroom) * (1 + kRel));
       if (req.power_limit_w) {
-        const double watts = c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w * c.count;
+        REQUIRE(c.gpu->tdp_w.has_value());  // a plan of unknown power never passes a power limit
+        const double watts = c.power_cap_w ? *c.power_cap_w * c.count : *c.gpu->tdp_w * c.count;
         CHECK(watts <= *req.power_limit_w * (1 + kRel));
       }
       CHECK(c.perf.available);

@@ -210,6 +210,23 @@ TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
     req.used = true;
     req.power_limit_w = 2000;
     note(rules::recommend(req, {cat, rs, catalog::Efficiency::embedded(), prices}));
+    {
+      // A GPU whose power is not published (as Apple's): power-known rejects it under a limit.
+      catalog::Gpu x = *cat.find("l40s");
+      x.id = "l40s-power-unknown";
+      x.aliases.clear();
+      x.tdp_w.reset();
+      x.power_min_w.reset();
+      x.power_max_w.reset();
+      catalog::Catalog unknown_power;
+      unknown_power.merge({x});
+      auto rec = rules::recommend(req, {unknown_power, rs, catalog::Efficiency::embedded(), prices});
+      note(rec);
+      bool tripped = false;
+      for (const auto& c : rec.candidates)
+        for (const auto& o : c.outcomes) tripped |= o.applicable && !o.passed && o.rule->id == "power-known";
+      CHECK(tripped);
+    }
     rules::Request cloud;
     in.task = "qlora";
     in.model = "llama-3.1-70b";

@@ -49,7 +49,7 @@ struct Gpu {
   std::optional<double> memory_data_rate_gbps;
   double memory_bandwidth_gbs = 0;
   std::array<std::optional<double>, kPrecisions.size()> peak_tflops{};  ///< indexed by Precision
-  double tdp_w = 0;
+  std::optional<double> tdp_w;  ///< nullopt: not published (Apple gives no chip power)
   std::optional<double> power_min_w, power_max_w;
   std::optional<int> nvlink_generation;
   std::optional<std::string> interconnect;  ///< nvlink, nvlink-bridge, infinity-fabric, roce

@@ -42,12 +42,12 @@ struct CostEstimate {
   std::optional<double> gpu_price_usd;
   std::string price_kind;      ///< street, used, msrp
   std::optional<double> purchase_usd;
-  double power_w = 0;          ///< GPUs (+ the host's own power where known), before PUE
+  std::optional<double> power_w;  ///< GPUs (+ the host's own power where known), before PUE; nullopt: GPU power unknown
   const catalog::Platform* host_platform = nullptr;  ///< the host of a multi-GPU plan (estimate/platform.h)
   int host_boxes = 0;
   std::optional<double> host_price_usd;  ///< included in purchase_usd when known
   bool host_price_includes_gpus = false; ///< host_price_usd is whole systems with their GPUs: purchase_usd is that
-  double usd_per_hour_energy = 0;
+  std::optional<double> usd_per_hour_energy;  ///< nullopt: GPU power unknown
   std::optional<double> job_energy_kwh, job_energy_usd, job_own_usd;
   std::vector<CloudQuote> cloud;  ///< cheapest first
   std::optional<double> breakeven_hours;   ///< busy hours at which buying beats renting

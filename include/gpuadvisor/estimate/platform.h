@@ -21,7 +21,7 @@
 namespace gpuadvisor::estimate {
 
 /// Why no platform takes the GPUs.
-enum class HostProblem : std::uint8_t { none, whole_system, no_baseboard, no_slots, power };
+enum class HostProblem : std::uint8_t { none, whole_system, no_baseboard, no_slots, power, unknown_power };
 
 struct Host {
   bool needed = false;   ///< false: a single card in the buyer's own computer, or a whole system

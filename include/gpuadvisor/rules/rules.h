@@ -34,9 +34,10 @@ util::Json to_json(const Value& v);
 enum class Metric : std::uint8_t {
   memory_headroom_fraction, memory_need_bytes, memory_capacity_bytes, total_price_usd, price_known, used_price,
   total_tdp_w, min_total_power_w, precision_supported, segment_allowed, pcie_only_multi_gpu_training,
-  geforce_in_datacenter, vendor_nvidia, gpus, throughput, time_s, flops_per_usd, bandwidth_gbs, rent_price_usd, host_fits
+  geforce_in_datacenter, vendor_nvidia, gpus, throughput, time_s, flops_per_usd, bandwidth_gbs, rent_price_usd, host_fits,
+  power_known
 };
-inline constexpr std::size_t kMetricCount = 20;
+inline constexpr std::size_t kMetricCount = 21;
 std::string_view name(Metric m);
 std::optional<Metric> metric_from(std::string_view name);
 
