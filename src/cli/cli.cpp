@@ -198,7 +198,7 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
           std::string near = util::did_you_mean(name, names);
           err << fmt::format("gpuadvisor: error: unknown option {}{}\n", util::quote(name),
                              near.empty() ? fmt::format(" (see 'gpuadvisor {} --help')", at == &app ? std::string("") : at->get_name()) : near);
-        } else if (left.empty()) err << "gpuadvisor: error: " << e.what() << "\n";
+        } else if (left.empty()) err << "gpuadvisor: error: " << error_line(e.what()) << "\n";
         else
           err << fmt::format("gpuadvisor: error: unexpected argument{} {} (a value with spaces needs quotes; see 'gpuadvisor {} --help')\n",
                              left.size() > 1 ? "s" : "", util::join(left, " "), at == &app ? std::string("") : at->get_name());

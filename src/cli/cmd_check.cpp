@@ -174,7 +174,8 @@ void run_check(Context& ctx, const CheckOptions& o) {
         out.error = e.what();
       }
     }
-    if (!out.result) ctx.err << "gpuadvisor: error: " << out.error << "\n";
+    // One line each, whatever the file's name holds (the stream escapes the rest, not newlines).
+    if (!out.result) ctx.err << "gpuadvisor: error: " << util::escape_controls(out.error) << "\n";
     outcomes.push_back(std::move(out));
   }
 
