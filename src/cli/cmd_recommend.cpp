@@ -1,5 +1,6 @@
 // gpuadvisor recommend: ranked, explained GPU plans for a workload within budget, power and scenario.
 #include <algorithm>
+#include <sstream>
 #include <fmt/format.h>
 
 #include "context.h"
@@ -335,22 +336,26 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     ctx.out << t.render(f, ctx.style);
     return;
   }
+  // Markdown: the running text around the tables holds names too, and no '<' of theirs may open an
+  // HTML tag (the tables are escaped already; escaping again leaves them as they are).
+  std::ostringstream md;
+  std::ostream& out = f == report::Format::markdown ? static_cast<std::ostream&>(md) : ctx.out;
   // The precision is each plan's own unless one was asked for.
   auto head = req.base;
   if (!req.set.precision && head.task == estimate::Task::inference) head.precision = "best precision that fits";
-  ctx.out << ctx.style.bold(describe(head));
+  out << ctx.style.bold(describe(head));
   if (req.budget_usd && req.cloud)
-    ctx.out << fmt::format(", rent budget {}", req.budget_per_hour ? rules::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
+    out << fmt::format(", rent budget {}", req.budget_per_hour ? rules::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
   else if (req.budget_usd)
-    ctx.out << fmt::format(", budget {}", util::format_money(*req.budget_usd));
-  if (req.power_limit_w) ctx.out << fmt::format(", power limit {} W", util::format_number(*req.power_limit_w));
-  if (!req.scenario.empty()) ctx.out << ", " << req.scenario;
-  ctx.out << "\n\n";
+    out << fmt::format(", budget {}", util::format_money(*req.budget_usd));
+  if (req.power_limit_w) out << fmt::format(", power limit {} W", util::format_number(*req.power_limit_w));
+  if (!req.scenario.empty()) out << ", " << req.scenario;
+  out << "\n\n";
   if (top > 0) {
-    ctx.out << plan_table(rec.plans, top, true).render(f, ctx.style);
+    out << plan_table(rec.plans, top, true).render(f, ctx.style);
     const auto& best = rec.candidates[rec.plans.front()];
     if (best.instance)
-      ctx.out << fmt::format("\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
+      out << fmt::format("\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
                              best.gpu->name, best.w.precision,
                              best.usd_per_hour ? rules::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
                              best.rent_usd ? fmt::format(", {} for the job ({})", util::format_money(*best.rent_usd),
@@ -358,7 +363,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                                            : "",
                              rec.score_unit);
     else
-      ctx.out << fmt::format("\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
+      out << fmt::format("\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
                              best.price_usd ? util::format_money(*best.price_usd) : "price unknown", best.power_cap_w
                                  ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
                              rec.score_unit);
@@ -370,16 +375,16 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                                                                                                : rec.candidates[rec.plans[k]].gpu->id,
                                          oc.message, oc.rule->id));
     if (!warnings.empty()) {
-      ctx.out << "\nNotes:\n";
-      for (const auto& wn : warnings) ctx.out << "  - " << wn << "\n";
+      out << "\nNotes:\n";
+      for (const auto& wn : warnings) out << "  - " << wn << "\n";
     }
   } else {
-    ctx.out << ctx.style.bad("Nothing fits.") << " Ways out:\n";
-    for (const auto& w : rec.way_out) ctx.out << "  - " << w << "\n";
+    out << ctx.style.bad("Nothing fits.") << " Ways out:\n";
+    for (const auto& w : rec.way_out) out << "  - " << w << "\n";
   }
   if (!rec.stale_prices.empty() && top > 0) {
-    ctx.out << "\nPrices older than 12 months (get a current quote):\n";
-    for (const auto& st : rec.stale_prices) ctx.out << "  - " << st << "\n";
+    out << "\nPrices older than 12 months (get a current quote):\n";
+    for (const auto& st : rec.stale_prices) out << "  - " << st << "\n";
   }
   if (!rec.not_priced.empty() && top > 0) {
     // Grouped by reason, in the order of the reasons' first appearance.
@@ -391,37 +396,38 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       if (g == groups.end()) groups.push_back({reason, {item}});
       else g->second.push_back(item);
     }
-    ctx.out << fmt::format("\nNot priced, but hold the workload (add a quote: {}):\n", req.cloud ? "--prices FILE" : "--quotes FILE");
-    for (const auto& [reason, items] : groups) ctx.out << fmt::format("  - {}: {}\n", reason, util::join(items, ", "));
+    out << fmt::format("\nNot priced, but hold the workload (add a quote: {}):\n", req.cloud ? "--prices FILE" : "--quotes FILE");
+    for (const auto& [reason, items] : groups) out << fmt::format("  - {}: {}\n", reason, util::join(items, ", "));
   }
   if (!rec.rejected.empty()) {
-    ctx.out << "\nNearest rejected:\n";
+    out << "\nNearest rejected:\n";
     for (auto i : rec.rejected) {
       const auto& c = rec.candidates[i];
-      ctx.out << fmt::format("  - {}: {}\n", c.label(), failed_line(c));
+      out << fmt::format("  - {}: {}\n", c.label(), failed_line(c));
     }
   }
   if (o.pareto && !rec.pareto.empty()) {
-    ctx.out << "\nPareto front (price vs speed, no plan both cheaper and faster):\n";
-    ctx.out << plan_table(rec.pareto, rec.pareto.size(), false).render(f, ctx.style);
+    out << "\nPareto front (price vs speed, no plan both cheaper and faster):\n";
+    out << plan_table(rec.pareto, rec.pareto.size(), false).render(f, ctx.style);
   }
   if (o.explain) {
-    ctx.out << "\nEvery rule, per plan shown:\n";
+    out << "\nEvery rule, per plan shown:\n";
     std::vector<std::size_t> shown(rec.plans.begin(), rec.plans.begin() + static_cast<long>(top));
     shown.insert(shown.end(), rec.rejected.begin(), rec.rejected.end());
     for (auto i : shown) {
       const auto& c = rec.candidates[i];
-      ctx.out << fmt::format("  {} ({}):\n", c.label(), c.accepted ? "accepted" : "rejected");
+      out << fmt::format("  {} ({}):\n", c.label(), c.accepted ? "accepted" : "rejected");
       for (const auto& oc : c.outcomes)
-        ctx.out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id,
+        out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id,
                                !oc.applicable ? "n/a" : oc.passed ? "pass" : oc.rule->kind == rules::Kind::advice ? "warn" : "FAIL",
                                !oc.applicable ? "-" : oc.passed ? rules::to_string(oc.value) : oc.message);
     }
   }
-  ctx.out << "\nAssumed:\n";
-  for (const auto& d : rec.defaults) ctx.out << "  - " << d << "\n";
+  out << "\nAssumed:\n";
+  for (const auto& d : rec.defaults) out << "  - " << d << "\n";
   for (const auto& a : req.base.assumptions)
-    if (a.find("task:") != 0 && a.find("precision:") != 0) ctx.out << "  - " << a << "\n";
+    if (a.find("task:") != 0 && a.find("precision:") != 0) out << "  - " << a << "\n";
+  if (f == report::Format::markdown) ctx.out << report::markdown_text(md.str());
 }
 
 }  // namespace

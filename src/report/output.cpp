@@ -143,6 +143,23 @@ std::size_t sanitize(std::string& out, std::string_view s, bool newline, bool un
 
 }  // namespace
 
+std::string markdown_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const std::size_t link = s[i] == '<' ? autolink_at(s.substr(i)) : 0;
+    if (s[i] == '<' && !link) {
+      out += "&lt;";
+    } else if (link) {
+      out.append(s.substr(i, link));
+      i += link - 1;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 std::string safe_text(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -10,6 +10,7 @@ a 1e308 peak). For each command case and each of the eight format names the comm
   - any output holds an `inf` or `nan` token;
   - a CSV cell is text that starts with = + - @, tab or CR without the leading ' (a formula);
   - JSON or SARIF output does not parse as JSON, JUnit output as XML;
+  - markdown or HTML output holds a raw <script> tag;
   - the exit code is 3 (internal error), or it is 2 with anything but one line on stderr.
 Catalogs with values no GPU has must be refused at load: exit 2, one line on stderr, and
 `catalog validate` must report them (exit 1).
@@ -74,18 +75,23 @@ def make_inputs(tmp):
 def cases(tmp, names):
     cat = ["--catalog", names]
     spec = os.path.join(tmp, "spec.json")
+    models = os.path.join(tmp, "models.json")
     evil = os.path.join(tmp, "no such \x1b[2J\x1b]0;owned\x07\nfile.json")
     return {
-        "recommend": [["recommend", "--model", "7B", "--task", "qlora", "--budget", "5000", "--top", "20", *cat],
+        "recommend": [["recommend", "--model", "hostile-model", "--models", models, "--budget", "5000", *cat],
+                      ["recommend", "--model", "hostile-model", "--models", models, "--budget", "100", *cat],
+                      ["recommend", "--model", "7B", "--task", "qlora", "--budget", "5000", "--top", "20", *cat],
                       ["recommend", "--model", "7B", "--task", "qlora", "--quotes", os.path.join(tmp, "quotes.csv")]],
         "memory": [["memory", "--model", "7B", "--task", "qlora", "--gpu", "hostile-clear", *cat],
                    ["memory", "--model", "hostile-model", "--models", os.path.join(tmp, "models.json"), "--gpu", "hostile-title", *cat]],
-        "estimate": [["estimate", "--model", "7B", "--task", "qlora", "--gpu", "hostile-title", *cat]],
-        "cost": [["cost", "--model", "7B", "--task", "qlora", "--gpu", "hostile-formula", *cat]],
+        "estimate": [["estimate", "--model", "7B", "--task", "qlora", "--gpu", "hostile-title", *cat],
+                     ["estimate", "--model", "hostile-model", "--models", models, "--gpu", "hostile-script", *cat]],
+        "cost": [["cost", "--model", "7B", "--task", "qlora", "--gpu", "hostile-formula", *cat],
+                 ["cost", "--model", "hostile-model", "--models", models, "--gpu", "hostile-script", *cat]],
         "compare": [["compare", "hostile-clear", "hostile-title", "hostile-formula", "hostile-script", "hostile-plus",
                      "hostile-newline", "hostile-pipe", *cat],
                     ["compare", "hostile-clear", "rtx-4090", "--model", "7B", "--task", "qlora", *cat]],
-        "fit": [["fit", "--gpu", "hostile-script", *cat]],
+        "fit": [["fit", "--gpu", "hostile-script", *cat], ["fit", "--gpu", "hostile-script", "--models", models, *cat]],
         "catalog": [["catalog", "list", *cat], ["catalog", "show", "hostile-newline", *cat],
                     ["catalog", "show", "hostile-clear", *cat], ["catalog", "validate", names],
                     ["catalog", "export", *cat]],
@@ -165,6 +171,8 @@ def main():
                             xml.etree.ElementTree.fromstring(out)
                         except xml.etree.ElementTree.ParseError as e:
                             failures.append(f"{what}: not valid XML: {e}")
+                    if f in ("markdown", "html") and b"<script" in out.lower():
+                        failures.append(f"{what}: a raw <script> tag in {f} output")
                     if f == "csv" and code in (0, 1):
                         for cell in csv_formulas(out):
                             failures.append(f"{what}: CSV cell {cell!r} is a formula")

@@ -88,6 +88,13 @@ TEST_CASE("report::Table: hostile cells escaped in every format, CSV formulas ne
     CHECK(links.render(report::Format::markdown, plain) ==
           "| source |\n| --- |\n| NVIDIA datasheet <https://www.nvidia.com/a\\|b.pdf> |\n");
   }
+  SECTION("markdown running text: < escaped once, autolinks kept") {
+    const std::string once = report::markdown_text("Model <script>x</script> <https://example.org/a>");
+    CHECK(once == "Model &lt;script>x&lt;/script> <https://example.org/a>");
+    CHECK(report::markdown_text(once) == once);
+    const std::string md = t.render(report::Format::markdown, plain);
+    CHECK(report::markdown_text(md) == md);
+  }
   SECTION("html: escaped text, no control byte") {
     CHECK(report::html::escape("<b>\x1b[2J</b>") == "&lt;b&gt;\\x1b[2J&lt;/b&gt;");
   }

@@ -51,6 +51,11 @@ struct Style {
 /// lines and HTML text go through it.
 std::string safe_text(std::string_view s);
 
+/// Running markdown text (not a table cell): a '<' that does not open an http(s) autolink written
+/// as &lt;, so that no HTML tag in a name passes to a viewer. Idempotent: text that went through
+/// it, or through a markdown Table, comes out the same.
+std::string markdown_text(std::string_view s);
+
 /// What cli::run writes stdout and stderr through: the safe_text rule, keeping newlines, over every
 /// byte a command prints, so that text a command formats itself ("Fits on NAME") is held to it
 /// too; the marked colour sequences become plain SGR codes here.
