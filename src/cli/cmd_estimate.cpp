@@ -104,10 +104,12 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
       kv.push_back({"Time", duration(*perf.time_s)});
     }
   } else {
-    kv.push_back({"Prefill", rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " + peak});
+    kv.push_back({"Prefill", perf.compute_known ? rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " + peak
+                                                : "unknown (no published compute peak)"});
     kv.push_back({"Decode", rate(perf.decode_tokens_per_s, "tokens/s per sequence")});
     if (w.batch > 1) kv.push_back({"Decode, batch", util::format_number(perf.decode_total_tokens_per_s.typical) + " tokens/s"});
-    kv.push_back({"First token", fmt::format("{} for a {}-token prompt", util::format_duration(perf.time_to_first_token_s), w.seq_len)});
+    kv.push_back({"First token", perf.compute_known ? fmt::format("{} for a {}-token prompt", util::format_duration(perf.time_to_first_token_s), w.seq_len)
+                                                    : std::string("unknown (no published compute peak)")});
     kv.push_back({"Per step", fmt::format("{} read per GPU at {:.0f}% of {} GB/s", util::format_bytes(perf.decode_bytes_per_step),
                                           perf.bandwidth_efficiency * 100, util::format_number(gpu.memory_bandwidth_gbs))});
   }

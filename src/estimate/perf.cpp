@@ -78,22 +78,31 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   PerfEstimate out;
   const auto& m = w.model;
   auto peak = compute_peak(w, gpu);
-  if (!peak) {
+  // A GPU that publishes no peak at all (Apple publishes no FLOPS) still has a published memory
+  // bandwidth: single-stream decode, which is bandwidth-bound, is estimated from it alone.
+  // Only 16-bit math is assumed there (weight-only formats such as GGUF dequantize to it).
+  const bool decode_only = !peak && !gpu.any_peak() && catalog::Gpu::wide(w.format().compute) && !is_training(w.task) &&
+                           m.is_transformer() && !m.vision;
+  if (!peak && !decode_only) {
     out.available = false;
     out.reason = fmt::format("{} has no published {} peak", gpu.name, catalog::name(w.format().compute));
     return out;
   }
-  out.compute = peak->first;
-  out.peak_flops = peak->second;
+  out.compute = peak ? peak->first : w.format().compute;
+  out.peak_flops = peak ? peak->second : 0;
+  out.compute_known = peak.has_value();
   const double N = w.gpus;
   const Range sc = scaling(gpu, w.gpus, eff);
   out.scaling = sc.typical;
   if (w.gpus > 1) out.factors.push_back(catalog::factor_name(scaling_factor(gpu, w.gpus)));
   const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
   const double P = m.params_per_token();
-  if (explain)
+  if (explain && out.compute_known)
     out.assumptions.push_back(fmt::format("{} peak {} TFLOPS dense per GPU", catalog::name(out.compute),
                                           util::format_number(out.peak_flops / 1e12)));
+  if (explain && !out.compute_known)
+    out.assumptions.push_back(fmt::format("{} publishes no compute peak: decode from memory bandwidth alone (bandwidth-bound "
+                                          "at batch 1); prefill and time to first token unknown", gpu.name));
 
   if (m.vision && !m.is_transformer()) {
     if (!m.vision->gflops_per_image) {
@@ -154,14 +163,14 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
 
   // Inference. Prefill is compute-bound: 2N FLOPs per token plus attention.
   const auto& pf = eff.get(FactorId::prefill_mfu);
-  out.factors.push_back(catalog::factor_name(FactorId::prefill_mfu));
+  if (out.compute_known) out.factors.push_back(catalog::factor_name(FactorId::prefill_mfu));
   Range pmfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(pf);
   out.mfu = pmfu.typical;
   const double prefill_flops = 2 * P + attention_forward_flops(m, s);
   out.flops_per_token = prefill_flops;
   out.prefill_tokens_per_s = times(pmfu, sc).scaled(N * out.peak_flops / prefill_flops);
   // All b prompts are prefilled before the first generated token of the batch.
-  out.time_to_first_token_s = s * b / out.prefill_tokens_per_s.typical;
+  if (out.compute_known) out.time_to_first_token_s = s * b / out.prefill_tokens_per_s.typical;
 
   // Decode reads every weight (the active experts for MoE: at batch b, up to b x k of E experts)
   // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large.
@@ -180,7 +189,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   out.bandwidth_efficiency = bw.typical;
   // Per step: memory time on each GPU (its shard) vs compute time for the batch.
   Range mem_rate = bw.scaled(gpu.bandwidth_bytes_per_s() / out.decode_bytes_per_step);  // steps/s
-  Range cmp_rate = pmfu.scaled(N * out.peak_flops / (b * prefill_flops));  // steps/s
+  // Unknown compute: no compute limit is applied (the estimate holds where decode is bandwidth-bound).
+  Range cmp_rate = out.compute_known ? pmfu.scaled(N * out.peak_flops / (b * prefill_flops))
+                                     : Range{HUGE_VAL, HUGE_VAL, HUGE_VAL};  // steps/s
   Range steps = {std::min(mem_rate.low, cmp_rate.low), std::min(mem_rate.typical, cmp_rate.typical),
                  std::min(mem_rate.high, cmp_rate.high)};
   if (w.gpus > 1) steps = times(steps, {sc.low, sc.typical, sc.high});
@@ -211,8 +222,9 @@ util::Json to_json(const PerfEstimate& p, const Workload& w) {
     return j;
   }
   j["compute_precision"] = catalog::name(p.compute);
-  j["peak_flops_per_gpu"] = p.peak_flops;
-  j["mfu"] = p.mfu;
+  j["compute_known"] = p.compute_known;
+  j["peak_flops_per_gpu"] = p.compute_known ? util::Json(p.peak_flops) : util::Json(nullptr);
+  j["mfu"] = p.compute_known ? util::Json(p.mfu) : util::Json(nullptr);
   j["scaling_efficiency"] = p.scaling;
   j["bound"] = p.bound;
   if (p.images_per_s) {
@@ -229,12 +241,12 @@ util::Json to_json(const PerfEstimate& p, const Workload& w) {
       j["time_s_range"] = to_json(*p.time_s);
     }
   } else {
-    j["prefill_tokens_per_s"] = p.prefill_tokens_per_s.typical;
-    j["prefill_tokens_per_s_range"] = to_json(p.prefill_tokens_per_s);
+    j["prefill_tokens_per_s"] = p.compute_known ? util::Json(p.prefill_tokens_per_s.typical) : util::Json(nullptr);
+    j["prefill_tokens_per_s_range"] = p.compute_known ? to_json(p.prefill_tokens_per_s) : util::Json(nullptr);
     j["decode_tokens_per_s"] = p.decode_tokens_per_s.typical;
     j["decode_tokens_per_s_range"] = to_json(p.decode_tokens_per_s);
     j["decode_total_tokens_per_s"] = p.decode_total_tokens_per_s.typical;
-    j["time_to_first_token_s"] = p.time_to_first_token_s;
+    j["time_to_first_token_s"] = p.compute_known ? util::Json(p.time_to_first_token_s) : util::Json(nullptr);
     j["decode_bytes_per_step"] = p.decode_bytes_per_step;
     j["bandwidth_efficiency"] = p.bandwidth_efficiency;
   }

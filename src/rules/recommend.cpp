@@ -217,7 +217,9 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   // (bitsandbytes bnb_4bit_compute_dtype), as QLoRA runs on Turing and Volta.
   if (compute == Precision::bf16 && c.w.format().payload_bits < 16 && !gpu.peak_flops(Precision::bf16) && gpu.peak_flops(Precision::fp16))
     compute = Precision::fp16;
-  m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
+  // A GPU that publishes no peak at all: 16-bit math is unknown (n/a), lower precisions unsupported.
+  if (!gpu.any_peak() && catalog::Gpu::wide(compute)) m.set(Metric::precision_supported, Value());
+  else m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
   const auto& segs = search.segments;
   m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
   m.set(Metric::pcie_only_multi_gpu_training, estimate::is_training(c.w.task) && count > 1 && !gpu.fast_link_for(count));
@@ -226,7 +228,7 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);
   m.set(Metric::throughput, c.throughput);
   if (c.perf.time_s) m.set(Metric::time_s, c.perf.time_s->typical, Shown::duration);
-  if (c.price_usd && c.perf.available) m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
+  if (c.price_usd && c.perf.available && c.perf.compute_known) m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
   m.set(Metric::bandwidth_gbs, gpu.memory_bandwidth_gbs);
 
   // Texts only messages read, made when one does: most candidates fail no rule that shows them,

@@ -71,6 +71,37 @@ TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and be
   CHECK(p.decode_tokens_per_s.high > 60.78);
 }
 
+TEST_CASE("estimate::perf: a machine with no published compute peak gets decode from bandwidth alone", "[perf][decode]") {
+  WorkloadInput in;
+  in.model = "llama-3.1-70b";
+  in.precision = "q4_k_m";
+  auto w = estimate::make_workload(in, models());
+  const auto& g = *gpus().find("apple-m3-ultra-96gb");
+  REQUIRE_FALSE(g.any_peak());
+  auto p = estimate::estimate_perf(w, g, eff());
+  REQUIRE(p.available);
+  CHECK_FALSE(p.compute_known);
+  CHECK(p.bound == "memory bandwidth");
+  CHECK(p.time_to_first_token_s == 0);
+  CHECK(p.decode_tokens_per_s.typical == Approx(p.bandwidth_efficiency * g.bandwidth_bytes_per_s() / p.decode_bytes_per_step));
+  // llama.cpp tg512 of Llama 3 70B Q4_K_M on an M2 Ultra (800 GB/s) is published at 12.48 tokens/s
+  // (shared/reference/published-measurements.json, C-llamacpp3-19); bandwidth-bound, 819 GB/s gives
+  // 12.48 x 819 / 800 = 12.78, which the range must bracket.
+  CHECK(p.decode_tokens_per_s.low < 12.78);
+  CHECK(p.decode_tokens_per_s.high > 12.78);
+  const auto j = estimate::to_json(p, w);
+  CHECK(j["prefill_tokens_per_s"].is_null());
+  CHECK(j["time_to_first_token_s"].is_null());
+  CHECK(j["peak_flops_per_gpu"].is_null());
+  // Below 16-bit math nothing is assumed: fp8 has no estimate, and training none either.
+  in.precision = "fp8";
+  CHECK_FALSE(estimate::estimate_perf(estimate::make_workload(in, models()), g, eff()).available);
+  in.precision = "";
+  in.task = "lora";
+  in.model = "llama-3.1-8b";
+  CHECK_FALSE(estimate::estimate_perf(estimate::make_workload(in, models()), g, eff()).available);
+}
+
 TEST_CASE("estimate::perf: doubling GPUs never more than doubles throughput", "[perf][property]") {
   for (const char* task : {"train", "inference", "lora"}) {
     for (const char* gpu : {"h100-sxm", "rtx-4090", "a100-80gb-pcie", "mi300x"}) {

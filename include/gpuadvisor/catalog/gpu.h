@@ -1,6 +1,7 @@
 #pragma once
 /// The GPU catalog: one record per GPU model, loaded from the embedded data/gpus.json and any
 /// user catalogs, which add records or replace them by id.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -81,6 +82,14 @@ struct Gpu {
   double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
   /// A fast GPU-to-GPU link (NVLink, Infinity Fabric, RoCE scale-up), not PCIe only.
   bool has_fast_interconnect() const { return interconnect.has_value(); }
+  /// Whether a precision is 16-bit or wider (fp32, tf32, fp16, bf16).
+  static bool wide(Precision p) {
+    return p == Precision::fp32 || p == Precision::tf32 || p == Precision::fp16 || p == Precision::bf16;
+  }
+  /// Whether any dense peak is published (Apple and AMD's Ryzen AI Max publish none).
+  bool any_peak() const {
+    return std::any_of(peak_tflops.begin(), peak_tflops.end(), [](const auto& v) { return v.has_value(); });
+  }
   /// Whether `gpus` of these talk over the fast link: an NVLink bridge joins a pair only, so more
   /// than two bridged cards reach each other over PCIe.
   bool fast_link_for(int gpus) const { return has_fast_interconnect() && !(gpus > 2 && *interconnect == "nvlink-bridge"); }

@@ -23,7 +23,10 @@ struct PerfEstimate {
   bool available = true;  ///< false when the GPU lacks a peak for the precision (see reason)
   std::string reason;
   catalog::Precision compute = catalog::Precision::fp16;
-  double peak_flops = 0;  ///< per GPU, dense, at the compute precision
+  double peak_flops = 0;  ///< per GPU, dense, at the compute precision; 0 when !compute_known
+  /// false: the GPU has no published peak in any precision (Apple, Ryzen AI Max): inference decode
+  /// is estimated from memory bandwidth alone; prefill and time to first token are unknown.
+  bool compute_known = true;
   double mfu = 0;         ///< typical utilisation used
   double scaling = 1;     ///< per-GPU multi-GPU efficiency (1 on one GPU)
   std::string_view bound;  ///< compute, memory bandwidth, interconnect (a literal)
