@@ -110,6 +110,10 @@ def cases(tmp, names):
     }
 
 
+def reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
 def csv_formulas(out):
     bad = []
     for row in csv.reader(io.StringIO(out.decode("utf-8", "replace"))):
@@ -163,7 +167,7 @@ def main():
                                             f"near {data[max(0, m.start() - 40):m.end() + 10]!r}")
                     if f in ("json", "sarif") and code in (0, 1):
                         try:
-                            json.loads(out)
+                            json.loads(out, parse_constant=reject_constant)
                         except ValueError as e:
                             failures.append(f"{what}: not valid JSON: {e}")
                     if f == "junit" and code in (0, 1):
