@@ -216,18 +216,8 @@ std::vector<std::string> Catalog::names() const {
   return out;
 }
 
-Result<const Gpu*> Catalog::resolve(std::string_view query) const {
-  const std::string q = util::lower(util::trim(query));
-  const std::string qs = util::squash(q);
-  if (qs.empty()) return Result<const Gpu*>::fail(fmt::format("unknown GPU {}", util::quote(query)));
-  // 1. Exact id, alias or name, ignoring case and punctuation.
-  for (const auto& g : gpus_) {
-    if (util::squashes_to(g.id, qs) || util::squashes_to(g.name, qs)) return &g;
-    for (const auto& a : g.aliases)
-      if (util::squashes_to(a, qs)) return &g;
-  }
-  // 2. Every query token is a prefix of a token of the id, name or an alias.
-  auto qt = tokens(q);
+std::vector<const Gpu*> Catalog::token_matches(std::string_view lowered_query) const {
+  auto qt = tokens(std::string(lowered_query));
   std::vector<const Gpu*> hits;
   for (const auto& g : gpus_) {
     std::set<std::string> gt;
@@ -240,6 +230,29 @@ Result<const Gpu*> Catalog::resolve(std::string_view query) const {
     });
     if (all) hits.push_back(&g);
   }
+  return hits;
+}
+
+std::vector<const Gpu*> Catalog::also_matching(std::string_view query, const Gpu& chosen) const {
+  const std::string q = util::lower(util::trim(query));
+  if (util::squashes_to(chosen.id, util::squash(q))) return {};
+  auto hits = token_matches(q);
+  std::erase(hits, &chosen);
+  return hits;
+}
+
+Result<const Gpu*> Catalog::resolve(std::string_view query) const {
+  const std::string q = util::lower(util::trim(query));
+  const std::string qs = util::squash(q);
+  if (qs.empty()) return Result<const Gpu*>::fail(fmt::format("unknown GPU {}", util::quote(query)));
+  // 1. Exact id, alias or name, ignoring case and punctuation.
+  for (const auto& g : gpus_) {
+    if (util::squashes_to(g.id, qs) || util::squashes_to(g.name, qs)) return &g;
+    for (const auto& a : g.aliases)
+      if (util::squashes_to(a, qs)) return &g;
+  }
+  // 2. Every query token is a prefix of a token of the id, name or an alias.
+  const auto hits = token_matches(q);
   if (hits.size() == 1) return hits[0];
   if (hits.size() > 1) {
     std::vector<std::string> ids;

@@ -147,15 +147,21 @@ void run_show(Context& ctx, const std::string& query) {
   auto r = ctx.catalog().resolve(query);
   if (!r) throw Error(r.error());
   const Gpu& g = **r;
+  std::vector<std::string> also;
+  for (const auto* other : ctx.catalog().also_matching(query, g)) also.push_back(other->id);
   if (fmt_out == report::Format::json) {
     auto j = report::envelope("catalog show");
     j["gpu"] = catalog::to_output_json(g);
+    j["also_matches"] = also;
     ctx.out << report::dump(j);
     return;
   }
   std::vector<std::pair<std::string, std::string>> kv;
   kv.push_back({"ID", g.id});
   kv.push_back({"Name", g.name});
+  if (!also.empty())
+    kv.push_back({"Also matches", fmt::format("{} (the query {} is taken as {}; give the id to choose)", util::join(also, ", "),
+                                              util::quote(query), g.id)});
   if (!g.aliases.empty()) kv.push_back({"Aliases", util::join(g.aliases, ", ")});
   const auto* arch = catalog::find_architecture(g.architecture);
   kv.push_back({"Architecture", (arch ? std::string(arch->display) : g.architecture) +

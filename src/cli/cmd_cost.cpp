@@ -181,7 +181,9 @@ void run_cost(Context& ctx, const CostFlags& o) {
     ctx.out << report::key_values(kv, f, ctx.style);
     return;
   }
-  ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n";
+  ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n";
+  if (auto choice = ctx.gpu_choice(o.gpu); !choice.empty()) ctx.out << choice << "\n";
+  ctx.out << "\n";
   if (!fit.fits) ctx.out << ctx.style.bad("Does not fit") << no_fit << "\n\n";
   ctx.out << report::key_values(kv, ctx.style);
   if (!cost.stale_prices.empty()) {

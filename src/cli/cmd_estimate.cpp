@@ -121,7 +121,9 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
     ctx.out << report::key_values(kv, f, ctx.style);
     return;
   }
-  ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n\n" << report::key_values(kv, ctx.style);
+  ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n";
+  if (auto choice = ctx.gpu_choice(o.gpu); !choice.empty()) ctx.out << choice << "\n";
+  ctx.out << "\n" << report::key_values(kv, ctx.style);
   if (!fit.fits) ctx.out << "\n" << ctx.style.bad("This configuration cannot hold the workload; the speed above is hypothetical.") << "\n";
   ctx.out << "\nAssumptions:\n";
   for (const auto& a : w.assumptions) ctx.out << "  - " << a << "\n";

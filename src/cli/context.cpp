@@ -143,6 +143,16 @@ const catalog::Gpu& Context::gpu(const std::string& query) {
   return **r;
 }
 
+std::string Context::gpu_choice(const std::string& query) {
+  const auto& chosen = gpu(query);
+  auto others = catalog().also_matching(query, chosen);
+  if (others.empty()) return {};
+  std::vector<std::string> ids;
+  for (const auto* g : others) ids.push_back(g->id);
+  return fmt::format("{} is taken as {}; it also matches {} (give the id to choose)", util::quote(query), chosen.id,
+                     util::join(ids, ", "));
+}
+
 estimate::Workload Context::workload(const estimate::WorkloadInput& flags, estimate::WorkloadSet* set) {
   std::optional<estimate::WorkloadInput> merged;  // with a profile; else the flags as they are
   if (!flags.profile.empty()) {

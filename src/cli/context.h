@@ -47,6 +47,9 @@ struct Context {
   /// Resolves a GPU name or throws Error (exit 2) with the suggestion. Names resolved once are
   /// remembered: batch files name the same few GPUs on thousands of lines.
   const catalog::Gpu& gpu(const std::string& query);
+  /// Where a loose --gpu name chose one of several records (catalog::Catalog::also_matching): a
+  /// line saying which and naming the others; empty otherwise.
+  std::string gpu_choice(const std::string& query);
   /// Builds the workload from flags and --profile (flags win).
   estimate::Workload workload(const estimate::WorkloadInput& in, estimate::WorkloadSet* set = nullptr);
   /// --format checked against what the command supports.

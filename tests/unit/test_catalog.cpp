@@ -86,6 +86,15 @@ TEST_CASE("catalog: loose names resolve", "[catalog]") {
           "GPU \"jetson orin\" is ambiguous: it matches jetson-agx-orin-64gb, jetson-agx-orin-32gb, "
           "jetson-orin-nx-16gb, jetson-orin-nano-8gb");
   }
+  SECTION("an exact alias wins and names the other loose matches") {
+    const auto* a100 = *cat.resolve("a100");
+    CHECK(a100->id == "a100-80gb-sxm");
+    std::vector<std::string> also;
+    for (const auto* g : cat.also_matching("a100", *a100)) also.push_back(g->id);
+    CHECK(also == std::vector<std::string>{"a100-40gb-pcie", "a100-40gb-sxm", "a100-80gb-pcie"});
+    CHECK(cat.also_matching("a100-80gb-sxm", *a100).empty());  // the id itself: nothing to say
+    CHECK(cat.also_matching("h100 sxm", **cat.resolve("h100 sxm")).empty());
+  }
 }
 
 TEST_CASE("catalog: user catalogs add and replace by id", "[catalog]") {

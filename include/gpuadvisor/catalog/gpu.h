@@ -124,10 +124,17 @@ class Catalog {
   /// Resolve a loose name ("4090", "a100-80", "H100 SXM"): an id, alias, or a unique token
   /// match. Fails with "unknown GPU ..., did you mean ..." or the list of candidates.
   Result<const Gpu*> resolve(std::string_view query) const;
+  /// The one ambiguity policy: an exact id, alias or name wins, even where the query is also a
+  /// loose match of other records (the alias "a100" is the A100 80GB SXM4). This gives those
+  /// others, for outputs to name ("also matches: a100-40gb-sxm, a100-80gb-pcie"); empty when the
+  /// query is `chosen`'s id or matches nothing else.
+  std::vector<const Gpu*> also_matching(std::string_view query, const Gpu& chosen) const;
   /// Every id and alias (for suggestions and completions).
   std::vector<std::string> names() const;
 
  private:
+  /// Records where every query token is a prefix of a token of the id, name or an alias.
+  std::vector<const Gpu*> token_matches(std::string_view lowered_query) const;
   std::vector<Gpu> gpus_;
 };
 
