@@ -303,7 +303,7 @@ void setup_catalog(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  gpuadvisor catalog list --vendor nvidia --min-memory 24GB --sort price\n"
       "  gpuadvisor catalog show 4090\n"
-      "  gpuadvisor catalog validate my-gpus.json\n"
+      "  gpuadvisor catalog validate docs/examples/catalogs/my-gpus.json\n"
       "  gpuadvisor catalog export > all-gpus.json");
 
   auto lo = std::make_shared<ListOptions>();
@@ -335,13 +335,13 @@ void setup_catalog(CLI::App& app, Context& ctx) {
   auto* val = cat->add_subcommand("validate", "Check catalog files (default: the merged catalog) for schema and physics errors");
   val->add_option("files", *files, "Catalog files to check; without files the embedded and user catalogs");
   val->footer("Exit status: 0 no errors (warnings allowed), 1 errors found, 2 a file cannot be read.\n"
-              "Examples:\n  gpuadvisor catalog validate\n  gpuadvisor catalog validate my-gpus.json --format json");
+              "Examples:\n  gpuadvisor catalog validate\n  gpuadvisor catalog validate docs/examples/catalogs/my-gpus.json --format json");
   add_format_option(*val, ctx);
   add_catalog_option(*val, ctx);
   val->callback([&ctx, files] { run_validate(ctx, *files); });
 
   auto* exp = cat->add_subcommand("export", "Print the merged catalog as a data file (JSON)");
-  exp->footer("Example:\n  gpuadvisor catalog export --catalog extra.json > merged.json");
+  exp->footer("Example:\n  gpuadvisor catalog export --catalog docs/examples/catalogs/my-gpus.json > merged.json");
   add_format_option(*exp, ctx);
   add_catalog_option(*exp, ctx);
   exp->callback([&ctx] { run_export(ctx); });

@@ -239,12 +239,12 @@ void setup_check(CLI::App& app, Context& ctx) {
       "Exit status: 0 no finding reaches --fail-on; 1 one does; 2 a spec or rules file cannot be read\n"
       "(the other specs are still checked and reported). With --batch-file, the worst line's.\n"
       "Examples:\n"
-      "  gpuadvisor check specs/*.json\n"
-      "  gpuadvisor check specs/*.json --format sarif > check.sarif\n"
-      "  gpuadvisor check server.json --fail-on warning --warnings-as-errors='quote-*,host-ram-*'\n"
-      "  gpuadvisor check server.json --disable no-ecc-production-training --rules policy.json\n"
-      "  cat server.json | gpuadvisor check -\n"
-      "  gpuadvisor check --batch-file specs.jsonl\n"
+      "  gpuadvisor check docs/examples/h100-*.json\n"
+      "  gpuadvisor check docs/examples/h100-*.json --format sarif > check.sarif\n"
+      "  gpuadvisor check docs/examples/h100-training-server.json --fail-on warning --warnings-as-errors='quote-*,host-ram-*'\n"
+      "  gpuadvisor check docs/examples/rtx4090-datacenter.json --disable no-ecc-production-training --rules docs/examples/policies/team-policy.json\n"
+      "  cat docs/examples/h100-training-server.json | gpuadvisor check -\n"
+      "  gpuadvisor check --batch-file docs/examples/specs.jsonl\n"
       "  gpuadvisor check --list-rules");
   cmd->callback([&ctx, o] { run_check(ctx, *o); });
 }

@@ -278,8 +278,8 @@ void setup_inspect(CLI::App& app, Context& ctx) {
       "Exit status: 0 no FAIL item, 1 a FAIL item, 2 nvidia-smi not found or input that cannot be read.\n"
       "See docs/inspect.md.\n"
       "Examples:\n"
-      "  gpuadvisor inspect\n"
-      "  gpuadvisor inspect --from capture.csv --format json\n"
+      "  gpuadvisor inspect                                 (on the GPU machine: runs nvidia-smi)\n"
+      "  gpuadvisor inspect --from docs/examples/nvidia-smi-a100.csv --format json\n"
       "  gpuadvisor inspect --print-query\n"
       "  ssh gpu-host nvidia-smi --query-gpu=<fields> --format=csv | gpuadvisor inspect --from -");
   add_format_option(*cmd, ctx);

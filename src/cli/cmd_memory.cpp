@@ -269,7 +269,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
       "  gpuadvisor memory --model llama-3.1-8b --task qlora --batch 4 --seq-len 2048\n"
       "  gpuadvisor memory --model 10B --precision int8 --gpu rtx-4090\n"
       "  gpuadvisor memory --model llama-3.1-70b --task train --gpus 64 --zero 3 --gpu h100-sxm --format json\n"
-      "  gpuadvisor memory --model-config ./config.json --task lora --gpu a100-80gb-sxm");
+      "  gpuadvisor memory --model-config docs/examples/model-config/config.json --task lora --gpu rtx-4090");
   cmd->callback([&ctx, o] { run_memory(ctx, *o); });
 }
 

@@ -96,18 +96,22 @@ void run_show(Context& ctx, const std::string& id) {
 void setup_rules(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("rules", "List and explain the rules that recommend and check apply");
   cmd->require_subcommand(1);
-  cmd->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules list --rules policy.json");
+  cmd->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules list --rules docs/examples/policies/team-policy.json");
   auto* list = cmd->add_subcommand("list", "List every rule with its test");
   list->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
   auto ids = std::make_shared<bool>(false);
   list->add_flag("--ids", *ids, "Print only the ids, one a line (for scripts and shell completion)");
   add_format_option(*list, ctx);
+  list->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules list --ids\n"
+               "  gpuadvisor rules list --rules docs/examples/policies/team-policy.json --format json");
   list->callback([&ctx, ids] { run_list(ctx, *ids); });
   auto id = std::make_shared<std::string>();
   auto* show = cmd->add_subcommand("show", "Show one rule: test, message, rationale and sources");
   show->add_option("id", *id, "Rule id")->required();
   show->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
   add_format_option(*show, ctx);
+  show->footer("Examples:\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules show budget --format json\n"
+               "  gpuadvisor rules show max-two-gpus --rules docs/examples/policies/team-policy.json");
   show->callback([&ctx, id] { run_show(ctx, *id); });
 }
 
