@@ -65,6 +65,14 @@ void setup_logging(std::ostream& err, int verbosity) {
 }
 
 // The deepest subcommand selected so far (for "did you mean" on its own subcommands).
+// "models show " for the models show subcommand, "" for the program itself: the words between
+// gpuadvisor and --help.
+std::string command_path(const CLI::App* app) {
+  std::string path;
+  for (const CLI::App* p = app; p && p->get_parent(); p = p->get_parent()) path = p->get_name() + " " + path;
+  return path;
+}
+
 const CLI::App* deepest(const CLI::App* app) {
   for (const auto* sub : app->get_subcommands())
     if (sub->parsed()) return deepest(sub);
@@ -197,11 +205,11 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
           const std::string name = flag->substr(0, flag->find('='));
           std::string near = util::did_you_mean(name, names);
           err << fmt::format("gpuadvisor: error: unknown option {}{}\n", util::quote(name),
-                             near.empty() ? fmt::format(" (see 'gpuadvisor {} --help')", at == &app ? std::string("") : at->get_name()) : near);
+                             near.empty() ? fmt::format(" (see 'gpuadvisor {}--help')", command_path(at)) : near);
         } else if (left.empty()) err << "gpuadvisor: error: " << error_line(e.what()) << "\n";
         else
-          err << fmt::format("gpuadvisor: error: unexpected argument{} {} (a value with spaces needs quotes; see 'gpuadvisor {} --help')\n",
-                             left.size() > 1 ? "s" : "", util::join(left, " "), at == &app ? std::string("") : at->get_name());
+          err << fmt::format("gpuadvisor: error: unexpected argument{} {} (a value with spaces needs quotes; see 'gpuadvisor {}--help')\n",
+                             left.size() > 1 ? "s" : "", util::join(left, " "), command_path(at));
       }
       return static_cast<int>(Exit::usage);
     } catch (const CLI::ParseError& e) {

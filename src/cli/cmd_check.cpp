@@ -22,8 +22,9 @@ struct CheckOptions {
   std::string batch_file;
 };
 
-constexpr report::Format kCheckFormats[] = {report::Format::text, report::Format::json, report::Format::junit,
-                                            report::Format::sarif};
+// table is text's other name: every command takes --format table for its terminal output.
+constexpr report::Format kCheckFormats[] = {report::Format::text, report::Format::table, report::Format::json,
+                                            report::Format::junit, report::Format::sarif};
 
 // The embedded rules plus --rules files; a check rule must read a metric that check computes.
 rules::RuleSet load_rules(const Context& ctx) {
@@ -109,7 +110,7 @@ void require_globs_match(const rules::RuleSet& rs, const char* flag, const std::
 // gives {"line": N, "error": "..."}. Each line's exit code is that of a run on that spec alone.
 void run_batch_check(Context& ctx, const rules::RuleSet& rs, const CheckOptions& o, report::Format f) {
   if (!o.specs.empty()) throw Error("check: give spec files or --batch-file, not both");
-  if (f != report::Format::text && f != report::Format::json)
+  if (f != report::Format::text && f != report::Format::table && f != report::Format::json)
     throw Error(fmt::format("--format {}: --batch-file writes JSON Lines, one result per spec", o.format));
   const auto enabled = rules::enabled_check_rules(rs, o.disable);
   const rules::CheckData data{ctx.catalog(), ctx.models(), ctx.efficiency(), ctx.prices(),
@@ -206,7 +207,7 @@ void setup_check(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("check", "Lint procurement specs (GPUs, server, software, budget, workloads) for CI");
   cmd->add_option("specs", o->specs, "Spec files (JSON; docs/procurement-check.md); - reads standard input")
       ->type_name("SPEC");
-  cmd->add_option("--format", o->format, "Output format: text (default), json, junit or sarif")->type_name("FORMAT");
+  cmd->add_option("--format", o->format, "Output format: text (default; table is the same), json, junit or sarif")->type_name("FORMAT");
   cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding is at least this severe: error (default) or warning")
       ->type_name("SEVERITY");
   cmd->add_option("--rules", ctx.rule_files,
