@@ -283,9 +283,10 @@ void run_validate(Context& ctx, const std::vector<std::string>& files) {
   ctx.out << t.render(fmt_out, ctx.style);
 }
 
-void run_export(Context& ctx) {
+void run_export(Context& ctx, bool format_given) {
+  // A data file has one format: --format json is accepted, any other is refused (not ignored).
   static constexpr report::Format kJsonOnly[] = {report::Format::json};
-  if (ctx.format != "table") ctx.output_format(kJsonOnly);
+  if (format_given) ctx.output_format(kJsonOnly);
   util::Json j;
   j["schema_version"] = 1;
   util::Json arr = util::Json::array();
@@ -342,9 +343,9 @@ void setup_catalog(CLI::App& app, Context& ctx) {
 
   auto* exp = cat->add_subcommand("export", "Print the merged catalog as a data file (JSON)");
   exp->footer("Example:\n  gpuadvisor catalog export --catalog docs/examples/catalogs/my-gpus.json > merged.json");
-  add_format_option(*exp, ctx);
+  add_format_option(*exp, ctx, "json, the only one (a data file, as data/gpus.json)");
   add_catalog_option(*exp, ctx);
-  exp->callback([&ctx] { run_export(ctx); });
+  exp->callback([&ctx, exp] { run_export(ctx, exp->get_option("--format")->count() > 0); });
 }
 
 }  // namespace gpuadvisor::cli
