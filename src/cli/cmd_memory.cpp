@@ -170,6 +170,29 @@ report::Table breakdown(const MemoryResult& r, bool text, const report::Style& s
   return t;
 }
 
+// CSV: one record per line of memory, plain numbers with units in the column names; with a GPU,
+// two more records carry the verdict: the usable memory per GPU and what is spare (negative: short).
+report::Table breakdown_csv(const MemoryResult& r, const catalog::Gpu* gpu) {
+  const auto& mem = r.mem;
+  report::Table t({{"line"}, {"memory"}, {"per_gpu_bytes"}, {"all_gpus_bytes"}, {"share_of_gpu_total"}, {"formula"}});
+  auto bytes = [](double b) { return fmt::format("{:.0f}", b); };
+  for (const auto& l : mem.lines) {
+    const double share = !l.host && mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
+    t.add({l.label, l.host ? "host" : "gpu", bytes(l.per_gpu_bytes), bytes(l.total_bytes), l.host ? "" : fmt::format("{:.4f}", share),
+           l.formula});
+  }
+  t.add({"total", "gpu", bytes(mem.per_gpu_bytes), bytes(mem.total_bytes), "1", "sum of the gpu lines"});
+  if (mem.host_bytes > 0)
+    t.add({"host RAM total", "host", bytes(mem.per_gpu_host_bytes), bytes(mem.host_bytes), "", "sum of the host lines"});
+  if (gpu && r.fit) {
+    t.add({"usable", "gpu", bytes(r.fit->usable_bytes), bytes(r.fit->usable_bytes * r.w.gpus), "",
+           fmt::format("{} capacity less the kept-free share", gpu->id)});
+    t.add({"spare", "gpu", bytes(r.fit->headroom_bytes), bytes(r.fit->headroom_bytes * r.w.gpus), "",
+           r.fit->fits ? "usable - total: fits" : "usable - total: does not fit"});
+  }
+  return t;
+}
+
 std::string memory_html(Context& ctx, const MemoryResult& r, const catalog::Gpu* gpu) {
   namespace html = report::html;
   html::Page page("Memory breakdown", describe(r.w));
@@ -232,9 +255,22 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     ctx.out << memory_html(ctx, r, gpu);
     return;
   }
+  if (f == report::Format::csv) {
+    ctx.out << breakdown_csv(r, gpu).render(f, ctx.style);
+    return;
+  }
   auto t = breakdown(r, f == report::Format::table, ctx.style);
-  if (f != report::Format::table) {
-    ctx.out << t.render(f, ctx.style);
+  if (f == report::Format::markdown) {
+    // The same facts as the terminal page: header, table, verdict, assumptions.
+    ctx.out << "**" << report::markdown_text(describe(r.w)) << "**\n\n" << t.render(f, ctx.style);
+    if (gpu) {
+      ctx.out << "\n";
+      for (const auto& l : fit_lines(r, *gpu, report::Style{false, true, 100})) ctx.out << report::markdown_text(l) << "\n\n";
+    }
+    if (!mem.assumptions.empty()) {
+      ctx.out << (gpu ? "" : "\n") << "Assumptions:\n\n";
+      for (const auto& a : mem.assumptions) ctx.out << "- " << report::markdown_text(a) << "\n";
+    }
     return;
   }
   ctx.out << ctx.style.bold(describe(r.w)) << "\n\n" << t.render(f, ctx.style);
