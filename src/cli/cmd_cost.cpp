@@ -1,4 +1,6 @@
 // gpuadvisor cost: what a workload costs to buy, power or rent; break-even and TCO.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "context.h"
@@ -68,6 +70,28 @@ estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
   return c;
 }
 
+// CSV: one record, plain numbers with the units in the column names; unknown is an empty cell.
+// The rent columns are the cheapest instance's.
+report::Table cost_csv(const estimate::CostEstimate& c, const estimate::Workload& w, const catalog::Gpu& gpu, bool fits) {
+  auto num = [](const std::optional<double>& v) {
+    if (!v) return std::string();
+    return std::fabs(*v) >= 1e6 ? fmt::format("{:.0f}", *v) : fmt::format("{:.6g}", *v);
+  };
+  const estimate::CloudQuote* cheapest = c.cloud.empty() ? nullptr : &c.cloud.front();
+  report::Table t({{"gpu_id"}, {"gpus"}, {"fits"}, {"time_s"}, {"price_kind"}, {"gpu_price_usd"}, {"host_platform"},
+                   {"host_price_usd"}, {"purchase_usd"}, {"power_w"}, {"energy_usd_per_hour"}, {"job_energy_kwh"},
+                   {"job_energy_usd"}, {"job_own_usd"}, {"rent_instance"}, {"rent_instances"}, {"rent_usd_per_hour"},
+                   {"rent_job_usd"}, {"breakeven_hours"}, {"breakeven_months"}, {"tco_usd"}, {"rent_over_horizon_usd"}});
+  t.add({gpu.id, std::to_string(w.gpus), fits ? "true" : "false",
+         num(c.job_hours ? std::optional<double>(*c.job_hours * 3600) : std::nullopt), c.price_kind, num(c.gpu_price_usd),
+         c.host_platform ? c.host_platform->id : "", num(c.host_price_usd), num(c.purchase_usd), num(c.power_w),
+         num(c.usd_per_hour_energy), num(c.job_energy_kwh), num(c.job_energy_usd), num(c.job_own_usd),
+         cheapest ? cheapest->instance->id : "", cheapest ? std::to_string(cheapest->instances) : "",
+         num(cheapest ? std::optional<double>(cheapest->usd_per_hour) : std::nullopt), num(cheapest ? cheapest->job_usd : std::nullopt),
+         num(c.breakeven_hours), num(c.breakeven_months), num(c.tco_usd), num(c.cloud_over_horizon_usd)});
+  return t;
+}
+
 void run_cost(Context& ctx, const CostFlags& o) {
   auto f = ctx.output_format(kTabularHtml);
   if (o.gpu.empty()) throw Error("--gpu is required: which GPU to price (e.g. --gpu a100-80gb-sxm)");
@@ -96,6 +120,10 @@ void run_cost(Context& ctx, const CostFlags& o) {
     for (const auto& a : cj["assumptions"]) all.push_back(a);
     j["assumptions"] = all;
     ctx.out << report::dump(j);
+    return;
+  }
+  if (f == report::Format::csv) {
+    ctx.out << cost_csv(cost, w, gpu, fit.fits).render(f, ctx.style);
     return;
   }
   const std::string on = fmt::format("{} x {}", w.gpus, gpu.name);
@@ -177,8 +205,18 @@ void run_cost(Context& ctx, const CostFlags& o) {
     ctx.out << page.str(html_footer(ctx, "cost"));
     return;
   }
-  if (f != report::Format::table) {
+  if (f == report::Format::markdown) {
+    // The same facts as the terminal page: header, verdict, figures, stale prices, assumptions.
+    ctx.out << "**" << report::markdown_text(describe(w)) << "**, on " << report::markdown_text(on) << "\n\n";
+    if (!fit.fits) ctx.out << "Does not fit" << report::markdown_text(no_fit) << "\n\n";
     ctx.out << report::key_values(kv, f, ctx.style);
+    if (!cost.stale_prices.empty()) {
+      ctx.out << "\nPrices older than 12 months (get a current quote):\n\n";
+      for (const auto& st : cost.stale_prices) ctx.out << "- " << report::markdown_text(st) << "\n";
+    }
+    ctx.out << "\nAssumptions:\n\n";
+    for (const auto* list : {&w.assumptions, &perf.assumptions, &cost.assumptions})
+      for (const auto& a : *list) ctx.out << "- " << report::markdown_text(a) << "\n";
     return;
   }
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n";

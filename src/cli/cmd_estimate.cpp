@@ -1,4 +1,6 @@
 // gpuadvisor estimate: throughput and time of a workload on a GPU (or N of them).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "context.h"
@@ -59,6 +61,51 @@ util::Json to_json(const EstimateResult& r, const catalog::Gpu& gpu) {
   return j;
 }
 
+// CSV: one record with the units in the column names; an unknown quantity is an empty cell.
+report::Table estimate_csv(const EstimateResult& r, const catalog::Gpu& gpu) {
+  const auto& w = r.w;
+  const auto& p = r.perf;
+  // Six significant digits, never an exponent (1e+06 reads as text in some spreadsheets).
+  auto num = [](double v) { return std::fabs(v) >= 1e6 ? fmt::format("{:.0f}", v) : fmt::format("{:.6g}", v); };
+  auto whole = [](double v) { return fmt::format("{:.0f}", v); };
+  std::vector<report::Column> cols = {{"gpu_id"}, {"gpus"}, {"precision"}, {"task"}, {"fits"}, {"spare_bytes_per_gpu"}, {"bound"}};
+  std::vector<std::string> row = {gpu.id, std::to_string(w.gpus), std::string(w.precision), std::string(estimate::name(w.task)),
+                                  r.fit.fits ? "true" : "false", whole(r.fit.headroom_bytes), std::string(p.bound)};
+  auto range = [&](const std::string& key, const estimate::Range& v) {
+    for (const char* suffix : {"", "_low", "_high"}) cols.push_back({key + suffix});
+    row.push_back(num(v.typical));
+    row.push_back(num(v.low));
+    row.push_back(num(v.high));
+  };
+  if (p.images_per_s) {
+    range("images_per_s", *p.images_per_s);
+  } else if (estimate::is_training(w.task)) {
+    range("tokens_per_s", p.tokens_per_s);
+    cols.push_back({"step_time_s"});
+    row.push_back(num(p.step_time_s));
+    if (p.time_s) range("time_s", *p.time_s);
+  } else {
+    if (p.compute_known) {
+      range("prefill_tokens_per_s", p.prefill_tokens_per_s);
+    } else {
+      for (const char* c : {"prefill_tokens_per_s", "prefill_tokens_per_s_low", "prefill_tokens_per_s_high"}) {
+        cols.push_back({c});
+        row.push_back("");
+      }
+    }
+    range("decode_tokens_per_s", p.decode_tokens_per_s);
+    cols.push_back({"decode_total_tokens_per_s"});
+    row.push_back(num(p.decode_total_tokens_per_s.typical));
+    cols.push_back({"time_to_first_token_s"});
+    row.push_back(p.compute_known ? num(p.time_to_first_token_s) : "");
+    cols.push_back({"decode_bytes_per_step_per_gpu"});
+    row.push_back(whole(p.decode_bytes_per_step));
+  }
+  report::Table t(cols);
+  t.add(row);
+  return t;
+}
+
 void run_estimate(Context& ctx, const EstimateOptions& o) {
   if (!o.batch_file.empty()) {
     run_batch(ctx, o.batch_file, o.in, {"gpu"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
@@ -82,6 +129,10 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
     const util::Json body = to_json(r, gpu);
     for (auto& [k, v] : body.items()) j[k] = v;
     ctx.out << report::dump(j);
+    return;
+  }
+  if (f == report::Format::csv) {
+    ctx.out << estimate_csv(r, gpu).render(f, ctx.style);
     return;
   }
   std::vector<std::pair<std::string, std::string>> kv;
@@ -117,8 +168,14 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
   kv.push_back({"Memory", fit.fits ? fmt::format("fits ({} spare per GPU)", util::format_bytes(fit.headroom_bytes))
                                    : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
   kv.push_back({"Factors", util::join(perf.factors, ", ") + " (docs/calibration.md)"});
-  if (f != report::Format::table) {
-    ctx.out << report::key_values(kv, f, ctx.style);
+  if (f == report::Format::markdown) {
+    // The same facts as the terminal page: header, figures, verdict, assumptions.
+    ctx.out << "**" << report::markdown_text(describe(w)) << "**, on " << report::markdown_text(on) << "\n\n"
+            << report::key_values(kv, f, ctx.style);
+    if (!fit.fits) ctx.out << "\nThis configuration cannot hold the workload; the speed above is hypothetical.\n";
+    ctx.out << "\nAssumptions:\n\n";
+    for (const auto& a : w.assumptions) ctx.out << "- " << report::markdown_text(a) << "\n";
+    for (const auto& a : perf.assumptions) ctx.out << "- " << report::markdown_text(a) << "\n";
     return;
   }
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n";
