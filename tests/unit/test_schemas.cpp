@@ -154,7 +154,7 @@ std::string join_errors(const std::vector<std::string>& errors) {
 const std::vector<std::string> kSchemas = {"recommend",    "memory",           "estimate",    "cost",
                                            "compare",      "fit",              "catalog-list", "catalog-show",
                                            "catalog-validate", "models-list",  "models-show", "rules-list",
-                                           "rules-show"};
+                                           "rules-show",   "compat",           "diagnose",    "inspect"};
 
 struct Case {
   std::string schema;
@@ -165,6 +165,19 @@ struct Case {
 // Representative invocations: each output shape (training, inference, vision; fits or not;
 // with and without --gpu, a workload, --pareto, --explain).
 const std::vector<Case> kCases = {
+    {"compat", {"compat", "--gpu", "b200"}, 0},
+    {"compat", {"compat", "--gpu", "h100-sxm", "--framework", "pytorch"}, 0},
+    {"compat", {"compat", "--gpu", "h100-sxm", "--driver", "535.104"}, 0},
+    {"compat", {"compat", "--gpu", "mi300x"}, 1},
+    {"compat", {"compat", "--gpu", "rtx-4090", "--framework", "jax"}, 0},
+    {"diagnose", {"diagnose", "79"}, 0},
+    {"diagnose", {"diagnose", "CUDA error: out of memory"}, 0},
+    {"diagnose", {"diagnose", "--log", test::source_path("tests/fixtures/logs/dmesg-xid.log")}, 1},
+    {"diagnose", {"diagnose", "--log", test::source_path("tests/fixtures/logs/syslog-no-xid.log")}, 0},
+    {"diagnose", {"diagnose", "--list"}, 0},
+    {"inspect", {"inspect", "--from", test::source_path("docs/examples/nvidia-smi-a100.csv")}, 0},
+    {"inspect", {"inspect", "--from", test::source_path("tests/fixtures/inspect/h100-ecc.csv")}, 1},
+    {"inspect", {"inspect", "--from", test::source_path("tests/fixtures/inspect/a100-mig.csv")}, 0},
     {"recommend", {"recommend", "--model", "10B", "--budget", "3000"}, 0},
     {"recommend", {"recommend", "--model", "10B", "--budget", "3000", "--pareto", "--explain"}, 0},
     {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000"}, 1},
