@@ -14,6 +14,58 @@ namespace {
 
 namespace html = report::html;
 
+// What the best plan's money and watts are made of: the GPUs, the host they go into, and the
+// power of both at full load (estimate/platform.h decides the host).
+std::string cost_and_power(const rules::Candidate& c) {
+  if (c.instance) return {};
+  const auto& g = *c.gpu;
+  std::string money;
+  if (c.host.needed && c.host.price_usd && c.host.price_includes_gpus)
+    money = fmt::format("{} for {} whole system{} with the GPUs", util::format_money(*c.price_usd), c.host.boxes, c.host.boxes > 1 ? "s" : "");
+  else if (auto unit = g.price_usd(c.price_kind == "used"); unit)
+    money = fmt::format("{} x {} ({}){}", c.count, util::format_money(*unit), c.price_kind,
+                        c.host.needed ? (c.host.price_usd ? fmt::format(" + host {}", util::format_money(*c.host.price_usd)) : " + host, price unknown") : "");
+  else
+    money = "price unknown";
+  std::string watts = "power unknown (not published)";
+  if (g.tdp_w) {
+    const double gpus_w = (c.power_cap_w ? *c.power_cap_w : *g.tdp_w) * c.count;
+    const double host_w = c.host.fits() ? c.host.power_w.value_or(0) : 0;
+    watts = fmt::format("{} x {} W{} = {} W at full load", c.count, util::format_number(gpus_w / c.count),
+                        host_w > 0 ? fmt::format(" + host {} W", util::format_number(host_w)) : "", util::format_number(gpus_w + host_w));
+  }
+  return fmt::format("Cost: {}. Host: {}. Power: {}.", money, estimate::describe(c.host, g, c.count), watts);
+}
+
+// Terms a page uses, each with one line for the reader who is not a GPU engineer. Only those
+// that occur on the page are shown.
+std::vector<std::string> glossary(const rules::Recommendation& rec, const std::vector<std::size_t>& shown) {
+  static const std::pair<const char*, const char*> kTerms[] = {
+      {"fp16", "fp16 / bf16: 16-bit numbers, the usual precision of model weights"},
+      {"fp8", "fp8: 8-bit floating point; needs Hopper, Ada, Blackwell or MI300-class hardware"},
+      {"int8", "int8: 8-bit integer weights (quantized), about half the memory of fp16"},
+      {"int4", "int4 (GPTQ, AWQ): 4-bit integer weights, about a quarter of the memory of fp16"},
+      {"nf4", "nf4: the 4-bit weight format of QLoRA (bitsandbytes); the adapters train in 16-bit"},
+      {"q4_k_m", "q4_k_m, q5_k_m, q8_0: llama.cpp's GGUF quantized formats (about 4.8, 5.7 and 8.5 bits per weight)"},
+      {" z", "z1, z2, z3: ZeRO stages, how far the optimizer state, gradients and weights are split across the GPUs"},
+      {" tp", "tp N: tensor parallelism, each layer split over N GPUs"},
+      {"msrp", "msrp: the maker's launch price, used only for cards still in production with no street price"},
+      {"used", "used: a used-market price; check the card before paying"},
+      {"system", "system: the price of a whole server with its GPUs"},
+  };
+  std::string text;
+  for (auto i : shown) {
+    const auto& c = rec.candidates[i];
+    text += " " + std::string(c.w.precision) + (c.w.zero ? fmt::format(" z{}", c.w.zero) : "") + (c.w.tp > 1 ? " tp" : "") + " " + c.price_kind;
+  }
+  std::vector<std::string> out;
+  for (const auto& [term, line] : kTerms)
+    if (text.find(term) != std::string::npos) out.push_back(line);
+  out.push_back("Memory/GPU: what the job needs on each GPU, against its capacity (a share is kept free as headroom)");
+  out.push_back("Score: how the plans are ranked (the unit is under the ranking); higher is better");
+  return out;
+}
+
 // The memory of one plan as a stacked bar, with its GPU's capacity and the usable part marked.
 std::string memory_bar(const estimate::MemoryEstimate& mem, const rules::Candidate& c) {
   std::vector<html::Segment> segs;
@@ -65,6 +117,7 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
                        best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
                        util::format_number(best.score), rec.score_unit),
            "good");
+    if (auto cp = cost_and_power(best); !cp.empty()) page.p(cp);
   } else {
     page.p("Nothing fits within the constraints.", "bad");
   }
@@ -147,6 +200,10 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
   for (const auto& a : req.base.assumptions)
     if (a.find("task:") != 0 && a.find("precision:") != 0) assumed.push_back(a);
   page.h2("Assumed").list(assumed);
+  if (top > 0) {
+    std::vector<std::size_t> listed(rec.plans.begin(), rec.plans.begin() + static_cast<std::ptrdiff_t>(top));
+    page.h2("Terms on this page").list(glossary(rec, listed));
+  }
   return page.str(html_footer(ctx, "recommend"));
 }
 
