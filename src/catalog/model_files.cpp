@@ -3,6 +3,7 @@
 // real file size before anything is read or allocated.
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/util/json.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -617,12 +619,19 @@ class Reader {
   Reader(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
     std::error_code ec;
     auto st = fs::status(path_, ec);
-    if (ec || !fs::exists(st)) throw Error(fmt::format("{}: no such file", path_));
+    if (st.type() == fs::file_type::not_found) throw Error(fmt::format("{}: no such file", path_));
+    if (ec) throw Error(fmt::format("{}: cannot open file: {}", path_, util::os_error(ec.value())));
     if (fs::is_directory(st)) throw Error(fmt::format("{}: is a directory, expected a model file", path_));
+    // Lengths are checked against the file's size, and a pipe or device has none (a named pipe
+    // with no writer would also block the open).
+    if (!fs::is_regular_file(st))
+      throw Error(fmt::format("{}: not a regular file ({}), expected a model file", path_,
+                              fs::is_fifo(st) ? "a named pipe" : fs::is_character_file(st) ? "a device" : "a special file"));
     size_ = fs::file_size(path_, ec);
-    if (ec) throw Error(fmt::format("{}: cannot read file size", path_));
+    if (ec) throw Error(fmt::format("{}: cannot read file size: {}", path_, util::os_error(ec.value())));
+    errno = 0;
     in_.open(path_, std::ios::binary);
-    if (!in_) throw Error(fmt::format("{}: cannot open file", path_));
+    if (!in_) throw Error(fmt::format("{}: cannot open file: {}", path_, util::os_error(errno ? errno : EACCES)));
   }
 
   const std::string& path() const { return path_; }

@@ -11,12 +11,19 @@
 namespace gpuadvisor::catalog {
 namespace {
 
+// Fields on one quotes CSV line: a quote has six columns; a line of 20 million commas is not one
+// to split into 20 million strings.
+constexpr std::size_t kMaxQuoteFields = 64;
+
 // One comma-separated line; double quotes around a field allow commas in it ("" is a quote).
-std::vector<std::string> csv_fields(std::string_view line) {
+std::vector<std::string> csv_fields(std::string_view line, const std::string& where) {
   std::vector<std::string> out(1);
   bool quoted = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char ch = line[i];
+    if (out.size() > kMaxQuoteFields)
+      throw Error(fmt::format("{}: more than {} fields on the line (a quote has gpu, price_usd, vendor, date and count)",
+                              where, kMaxQuoteFields));
     if (quoted) {
       if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
       else if (ch == '"') quoted = false;
@@ -89,14 +96,12 @@ std::vector<Quote> load_quotes(const std::string& path, const Catalog& catalog) 
                                f.opt_str("date").value_or(""), count, catalog));
     }
   } else {
-    const auto lines = util::split(*text, '\n');
+    util::LineReader lines(*text);
     std::vector<std::string> header;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      std::string line = lines[i];
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (std::string_view line; lines.next(line);) {
       if (util::trim(line).empty() || util::trim(line)[0] == '#') continue;
-      const std::string where = fmt::format("{}:{}", path, i + 1);
-      auto fields = csv_fields(line);
+      const std::string where = fmt::format("{}:{}", path, lines.number());
+      auto fields = csv_fields(line, where);
       if (header.empty()) {
         for (auto& h : fields) h = util::lower(h);
         for (const char* need : {"gpu", "price_usd", "vendor", "date"})

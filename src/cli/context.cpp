@@ -55,12 +55,14 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
   if (!text) throw Error(text.error());
   const std::string origin = path == "-" ? "<stdin>" : path;
   int worst = 0;
+  int lines_run = 0, failed = 0, first_failed = 0;
   util::LineReader lines(*text);
   std::string_view text_line;
   while (lines.next(text_line)) {
     const int line_no = lines.number();
     const std::string line(text_line);
     if (util::trim(line).empty()) continue;
+    ++lines_run;
     util::Json result;
     std::string written;  // the line's output, when made without `result`
     Exit code = Exit::ok;
@@ -103,10 +105,17 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
       result["error"] = msg;
       written.clear();
       code = e.code();
+      if (failed++ == 0) first_failed = line_no;
     }
     worst = std::max(worst, static_cast<int>(code));
     if (written.empty()) written = result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     ctx.out << written << "\n";
+  }
+  // The errors are in the output, one per line; standard error says that there are some.
+  if (failed > 0) {
+    ctx.out.flush();  // after the results when both go to one place (2>&1)
+    ctx.err << fmt::format("gpuadvisor: error: {}: {} of {} lines failed, the first on line {}: each has an \"error\" in the output\n",
+                           origin, failed, lines_run, first_failed);
   }
   ctx.exit = static_cast<Exit>(worst);
 }

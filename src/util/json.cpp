@@ -1,14 +1,20 @@
 #include "gpuadvisor/util/json.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <system_error>
 
 #include "gpuadvisor/util/text.h"
 
@@ -180,6 +186,13 @@ class LineIndexer {
 
 }  // namespace
 
+std::string os_error(int err) {
+  std::string s = std::generic_category().message(err);
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z' && (s.size() < 2 || !(s[1] >= 'A' && s[1] <= 'Z')))
+    s[0] = static_cast<char>(s[0] - 'A' + 'a');
+  return s;
+}
+
 Result<std::string> read_file(const std::string& path) {
   std::string data;
   if (path == "-") {
@@ -192,16 +205,42 @@ Result<std::string> read_file(const std::string& path) {
     }
     return data;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Result<std::string>::fail(fmt::format("{}: cannot open file", path));
+  // Opened without blocking, so a named pipe with no writer cannot hang the open (nor the read:
+  // pipes, sockets and devices are read with a timeout below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Result<std::string>::fail(fmt::format("{}: cannot open file: {}", path, os_error(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Result<std::string>::fail(fmt::format("{}: cannot read file: {}", path, os_error(errno)));
+  if (S_ISDIR(st.st_mode)) return Result<std::string>::fail(fmt::format("{}: is a directory, expected a file", path));
+  const bool regular = S_ISREG(st.st_mode);
+  if (regular && st.st_size > 0 && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes)
+    return Result<std::string>::fail(fmt::format("{}: file larger than {} MiB", path, kMaxInputBytes >> 20));
   // Read in chunks with a cap: devices and pipes report no size (/dev/zero never ends).
   char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    data.append(buf, static_cast<std::size_t>(in.gcount()));
+  for (;;) {
+    if (!regular) {
+      pollfd p{fd, POLLIN, 0};
+      int ready = ::poll(&p, 1, kPipeTimeoutSeconds * 1000);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0)
+        return Result<std::string>::fail(fmt::format(
+            "{}: nothing to read for {} s ({}); a slow command can be piped to standard input ('-') instead", path,
+            kPipeTimeoutSeconds, S_ISFIFO(st.st_mode) ? "a pipe with no writer?" : "not a regular file"));
+    }
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      return Result<std::string>::fail(fmt::format("{}: cannot read file: {}", path, os_error(errno)));
+    }
+    data.append(buf, static_cast<std::size_t>(n));
     if (data.size() > kMaxInputBytes)
       return Result<std::string>::fail(fmt::format("{}: file larger than {} MiB", path, kMaxInputBytes >> 20));
   }
-  if (in.bad()) return Result<std::string>::fail(fmt::format("{}: cannot read file", path));
   return data;
 }
 

@@ -1,8 +1,15 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "gpuadvisor/util/json.h"
 
@@ -64,4 +71,32 @@ TEST_CASE("JsonDoc refuses more than kMaxJsonValues values before building any",
   for (std::size_t i = 0; i < 600000; ++i) ok += i ? ",0" : "0";
   ok += "]";
   CHECK(util::JsonDoc::parse(ok, "zeros.json"));
+}
+
+TEST_CASE("util::read_file says why a path cannot be read and never blocks on a pipe", "[json]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("gpuadvisor-read-file-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string missing = (dir / "missing.json").string();
+  CHECK(util::read_file(missing).error() == missing + ": cannot open file: no such file or directory");
+  CHECK(util::read_file(dir.string()).error() == dir.string() + ": is a directory, expected a file");
+  const std::string loop = (dir / "loop.json").string();
+  fs::create_symlink(loop, loop);
+  CHECK(util::read_file(loop).error() == loop + ": cannot open file: too many levels of symbolic links");
+  const std::string plain = (dir / "plain.json").string();
+  std::ofstream(plain) << "{}";
+  CHECK(util::read_file(plain).value() == "{}");
+  // A named pipe whose writer comes after the open: read to its end (the no-writer case waits
+  // kPipeTimeoutSeconds and is run by tests/fuzz/hostile_sizes.py).
+  const std::string fifo = (dir / "fifo.json").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] {
+    std::ofstream out(fifo);  // blocks until read_file has opened the pipe
+    out << R"({"a": 1})";
+  });
+  auto piped = util::read_file(fifo);
+  writer.join();
+  CHECK(piped.value() == R"({"a": 1})");
+  fs::remove_all(dir);
 }

@@ -645,7 +645,7 @@ TEST_CASE("ops::diagnose command", "[diagnose]") {
     CHECK(test::run_cli({"diagnose", "--log", test::source_path("tests/fixtures/inspect/garbage.bin")}).code == 2);
     auto r = test::run_cli({"diagnose", "--log", "/nonexistent/kern.log"});
     CHECK(r.code == 2);
-    CHECK(r.err == "gpuadvisor: error: --log: /nonexistent/kern.log: cannot open file\n");
+    CHECK(r.err == "gpuadvisor: error: --log: /nonexistent/kern.log: cannot open file: no such file or directory\n");
     CHECK(test::run_cli({"diagnose", "79", "--log", "x"}).code == 2);
   }
 }

@@ -147,6 +147,13 @@ TEST_CASE("market: --quotes prices a GPU or a whole system for one run; a bad fi
   auto b = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--hours", "10", "--quotes", bad});
   CHECK(b.code == 2);
   CHECK(b.err == "gpuadvisor: error: /tmp/gpuadvisor-test-quotes.json:1: field 'price_usd': expected a number or a string, got [1]\n");
+  // A CSV line of a million commas is refused at the 65th field, not split into a million strings.
+  const std::string wide = "/tmp/gpuadvisor-test-quotes-wide.csv";
+  std::ofstream(wide) << std::string(1'000'000, ',') << "\n";
+  auto w = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--hours", "10", "--quotes", wide});
+  CHECK(w.code == 2);
+  CHECK(w.err == "gpuadvisor: error: /tmp/gpuadvisor-test-quotes-wide.csv:1: more than 64 fields on the line (a quote has "
+                 "gpu, price_usd, vendor, date and count)\n");
 }
 
 TEST_CASE("check: a --disable or --warnings-as-errors glob that matches no check rule is exit 2", "[check][cli]") {

@@ -18,7 +18,7 @@ namespace gpuadvisor::util {
 /// JSON values with objects in insertion order and hashed key look-up (util/json_map.h).
 using Json = nlohmann::basic_json<IndexedMap>;
 
-/// Largest input file read, in bytes (documented in docs/limits.md).
+/// Largest input file read, in bytes (docs/fuzzing.md lists every limit).
 inline constexpr std::size_t kMaxInputBytes = 64u << 20;
 /// Deepest JSON nesting accepted.
 inline constexpr int kMaxJsonDepth = 64;
@@ -27,8 +27,17 @@ inline constexpr int kMaxJsonDepth = 64;
 /// that 60 MB of `[{},{},...]` is refused up front instead of costing gigabytes.
 inline constexpr std::size_t kMaxJsonValues = 2'000'000;
 
-/// Reads a whole file ("-" is standard input) up to kMaxInputBytes.
+/// Seconds a pipe, socket or device named as a file may stay silent before read_file gives up (a
+/// named pipe with no writer would otherwise block for ever).
+inline constexpr int kPipeTimeoutSeconds = 4;
+
+/// Reads a whole file ("-" is standard input) up to kMaxInputBytes. Directories are refused;
+/// anything not a regular file is read with kPipeTimeoutSeconds of silence at most; errors name
+/// the reason ("permission denied", "too many levels of symbolic links").
 Result<std::string> read_file(const std::string& path);
+
+/// The system's text for an errno value, in lower case ("no such file or directory").
+std::string os_error(int err);
 
 /// A parsed JSON document that remembers where each value came from.
 class JsonDoc {
