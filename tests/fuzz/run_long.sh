@@ -3,8 +3,10 @@
 # Usage: tests/fuzz/run_long.sh [SECONDS] [JOBS] [TARGET...]
 #   SECONDS  per target (default 600); JOBS  targets at a time (default: nproc)
 #   TARGET   names without the fuzz_ prefix (default: every fuzz_* built in BUILD)
-# Environment: BUILD (default build-fuzz); FORK=1 runs in libFuzzer's fork mode and keeps going
-# after a finding (-ignore_crashes/-ignore_timeouts/-ignore_ooms), for a target with a finding
+# Environment: BUILD (default build-fuzz); MAX_LEN (default 4194304): the largest input tried, big
+# enough to reach the size caps (2,000,000 JSON values are 4 MB of "[0,0,...]", 100,000 CSV
+# columns or Xid lines a few MB; libFuzzer's own default is the largest seed, a few KB). FORK=1
+# runs in libFuzzer's fork mode and keeps going after a finding (-ignore_crashes/-ignore_timeouts/-ignore_ooms), for a target with a finding
 # that is known and not fixed yet. Each target grows its own corpus under
 # $BUILD/tests/fuzz/run/long/corpus/<target> (seeded from tests/fuzz/corpus/<target>), writes
 # crash/timeout/OOM reproducers to $BUILD/tests/fuzz/run/long/artifacts/<target>/ and its log to
@@ -31,7 +33,7 @@ export NO_COLOR=1 GPUADVISOR_TODAY=2026-11-29
 run_one() {
   local t=$1
   mkdir -p "$out/corpus/$t" "$out/artifacts/$t" "$out/logs"
-  local args=(-max_total_time="$secs" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1
+  local args=(-max_total_time="$secs" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 -max_len="${MAX_LEN:-4194304}"
               -artifact_prefix="$out/artifacts/$t/")
   [ "${FORK:-0}" = 1 ] && args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   local d=tests/fuzz/${dict[$t]:-none}.dict
@@ -46,6 +48,6 @@ run_one() {
   fi
 }
 export -f run_one
-export secs out bin FORK
+export secs out bin FORK MAX_LEN
 export DICTS="$(declare -p dict)"
 printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'eval "$DICTS"; run_one "$1"' _ {}
