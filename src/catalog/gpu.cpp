@@ -1,6 +1,7 @@
 #include "gpuadvisor/catalog/gpu.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <set>
 #include <type_traits>
 
@@ -177,10 +178,14 @@ std::vector<Gpu> Catalog::parse(const util::JsonDoc& doc) {
 }
 
 void Catalog::merge(std::vector<Gpu> gpus) {
+  // Positions by id, built once: a user catalog of n records costs O(n), not a search per record.
+  std::unordered_map<std::string, std::size_t> at;
+  at.reserve(gpus_.size() + gpus.size());
+  for (std::size_t i = 0; i < gpus_.size(); ++i) at.emplace(gpus_[i].id, i);
   for (auto& g : gpus) {
-    auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const Gpu& x) { return x.id == g.id; });
-    if (it != gpus_.end()) *it = std::move(g);
-    else gpus_.push_back(std::move(g));
+    auto [it, fresh] = at.emplace(g.id, gpus_.size());
+    if (fresh) gpus_.push_back(std::move(g));
+    else gpus_[it->second] = std::move(g);
   }
 }
 

@@ -211,7 +211,7 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
   if (!cap) throw Error(cap.error());
   auto result = rules::inspect(*cap, ctx.catalog(), catalog::CompatTable::embedded());
   if (!result) throw Error(result.error());
-  auto report = *result;
+  auto report = std::move(result).value();
   report.input = input_kind(*cap);
   const auto* rep = &report;
   if (rep->verdict == Verdict::fail) ctx.exit = Exit::no;
