@@ -60,6 +60,7 @@ class JsonDoc {
   std::shared_ptr<const Json> root_;
   mutable std::shared_ptr<std::map<std::string, int>> lines_;          ///< every value's line
   mutable std::shared_ptr<std::map<std::string, int>> shallow_lines_;  ///< two levels deep
+  mutable int one_line_ = -1;  ///< whether the text has no line break: -1 not yet looked at, 0 no, 1 yes
 };
 
 /// Typed access to the members of one JSON object, with messages naming the file, line and field.
