@@ -1,6 +1,4 @@
 // gpuadvisor cost: what a workload costs to buy, power or rent; break-even and TCO.
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "context.h"
@@ -73,10 +71,7 @@ estimate::CostOptions cost_options(Context& ctx, const CostFlags& o) {
 // CSV: one record, plain numbers with the units in the column names; unknown is an empty cell.
 // The rent columns are the cheapest instance's.
 report::Table cost_csv(const estimate::CostEstimate& c, const estimate::Workload& w, const catalog::Gpu& gpu, bool fits) {
-  auto num = [](const std::optional<double>& v) {
-    if (!v) return std::string();
-    return std::fabs(*v) >= 1e6 ? fmt::format("{:.0f}", *v) : fmt::format("{:.6g}", *v);
-  };
+  const auto num = report::csv_number;
   const estimate::CloudQuote* cheapest = c.cloud.empty() ? nullptr : &c.cloud.front();
   report::Table t({{"gpu_id"}, {"gpus"}, {"fits"}, {"time_s"}, {"price_kind"}, {"gpu_price_usd"}, {"host_platform"},
                    {"host_price_usd"}, {"purchase_usd"}, {"power_w"}, {"energy_usd_per_hour"}, {"job_energy_kwh"},

@@ -1,6 +1,4 @@
 // gpuadvisor estimate: throughput and time of a workload on a GPU (or N of them).
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "context.h"
@@ -65,8 +63,7 @@ util::Json to_json(const EstimateResult& r, const catalog::Gpu& gpu) {
 report::Table estimate_csv(const EstimateResult& r, const catalog::Gpu& gpu) {
   const auto& w = r.w;
   const auto& p = r.perf;
-  // Six significant digits, never an exponent (1e+06 reads as text in some spreadsheets).
-  auto num = [](double v) { return std::fabs(v) >= 1e6 ? fmt::format("{:.0f}", v) : fmt::format("{:.6g}", v); };
+  auto num = [](double v) { return report::csv_number(v); };
   auto whole = [](double v) { return fmt::format("{:.0f}", v); };
   std::vector<report::Column> cols = {{"gpu_id"}, {"gpus"}, {"precision"}, {"task"}, {"fits"}, {"spare_bytes_per_gpu"}, {"bound"}};
   std::vector<std::string> row = {gpu.id, std::to_string(w.gpus), std::string(w.precision), std::string(estimate::name(w.task)),

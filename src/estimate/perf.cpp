@@ -81,7 +81,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   // A GPU that publishes no peak at all (Apple publishes no FLOPS) still has a published memory
   // bandwidth: single-stream decode, which is bandwidth-bound, is estimated from it alone.
   // Only 16-bit math is assumed there (weight-only formats such as GGUF dequantize to it).
-  const bool decode_only = !peak && !gpu.any_peak() && catalog::Gpu::wide(w.format().compute) && !is_training(w.task) &&
+  const bool decode_only = !peak && !gpu.any_peak() && catalog::is_wide(w.format().compute) && !is_training(w.task) &&
                            m.is_transformer() && !m.vision;
   if (!peak && !decode_only) {
     out.available = false;

@@ -522,6 +522,11 @@ std::string Table::render(Format f, const Style& style) const {
   return out;
 }
 
+std::string csv_number(std::optional<double> v) {
+  if (!v) return {};
+  return std::fabs(*v) >= 1e6 ? fmt::format("{:.0f}", *v) : fmt::format("{:.6g}", *v);
+}
+
 std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv, const Style& style) {
   std::size_t w = 0;
   for (const auto& [k, v] : kv) w = std::max(w, width_of(safe_text(k)));

@@ -218,7 +218,7 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   if (compute == Precision::bf16 && c.w.format().payload_bits < 16 && !gpu.peak_flops(Precision::bf16) && gpu.peak_flops(Precision::fp16))
     compute = Precision::fp16;
   // A GPU that publishes no peak at all: 16-bit math is unknown (n/a), lower precisions unsupported.
-  if (!gpu.any_peak() && catalog::Gpu::wide(compute)) m.set(Metric::precision_supported, Value());
+  if (!gpu.any_peak() && catalog::is_wide(compute)) m.set(Metric::precision_supported, Value());
   else m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
   const auto& segs = search.segments;
   m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());

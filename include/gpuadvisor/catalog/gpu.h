@@ -21,6 +21,10 @@ inline constexpr std::array<Precision, 8> kPrecisions = {Precision::fp32, Precis
                                                          Precision::bf16, Precision::fp8,  Precision::fp4,
                                                          Precision::int8, Precision::int4};
 std::string_view name(Precision p);
+/// Whether a precision is 16-bit or wider (fp32, tf32, fp16, bf16).
+constexpr bool is_wide(Precision p) {
+  return p == Precision::fp32 || p == Precision::tf32 || p == Precision::fp16 || p == Precision::bf16;
+}
 std::optional<Precision> precision_from(std::string_view s);
 
 /// A dated price with its source.
@@ -82,10 +86,6 @@ struct Gpu {
   double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
   /// A fast GPU-to-GPU link (NVLink, Infinity Fabric, RoCE scale-up), not PCIe only.
   bool has_fast_interconnect() const { return interconnect.has_value(); }
-  /// Whether a precision is 16-bit or wider (fp32, tf32, fp16, bf16).
-  static bool wide(Precision p) {
-    return p == Precision::fp32 || p == Precision::tf32 || p == Precision::fp16 || p == Precision::bf16;
-  }
   /// Whether any dense peak is published (Apple and AMD's Ryzen AI Max publish none).
   bool any_peak() const {
     return std::any_of(peak_tflops.begin(), peak_tflops.end(), [](const auto& v) { return v.has_value(); });

@@ -2,6 +2,7 @@
 /// Output formats shared by every command: a Table renders to table/csv/markdown; JSON documents
 /// are built with ordered_json and wrapped in the common envelope.
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <streambuf>
@@ -118,6 +119,10 @@ class Table {
   std::vector<Column> cols_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+/// A number for a CSV cell: six significant digits, never an exponent (1e+06 reads as text in
+/// some spreadsheets); empty when unknown.
+std::string csv_number(std::optional<double> v);
 
 /// Key/value lines ("Memory       24 GiB") for `show`-style output.
 std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv, const Style& style);
