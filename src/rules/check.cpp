@@ -66,6 +66,10 @@ std::string watts(double w) { return util::format_number(std::ceil(w - 1e-9)) + 
 // ---------------------------------------------------------------------------------------------
 // The spec, parsed
 
+// GPU lines and workloads in one spec, each at most: a purchase spec lists a few of each, and every
+// workload is checked on every line, so 64 x 64 pairs bound the work (docs/fuzzing.md).
+constexpr std::size_t kMaxSpecLines = 64;
+
 struct GpuLine {
   std::string query;
   int count = 1;
@@ -187,6 +191,8 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
   if (!gpus.is_array() || gpus.empty())
     top.fail("gpus",
              "expected a non-empty array of GPU lines ({\"id\", \"count\", ...}), got " + util::json_snippet(gpus));
+  if (gpus.size() > kMaxSpecLines)
+    top.fail("gpus", fmt::format("{} GPU lines, at most {} (a line is a GPU model with its count)", gpus.size(), kMaxSpecLines));
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     GpuLine g;
     g.ptr = "/gpus/" + std::to_string(i);
@@ -270,6 +276,8 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
     const auto& arr = top.raw("workloads");
     if (!arr.is_array())
       top.fail("workloads", "expected an array of workload profiles, got " + util::json_snippet(arr));
+    if (arr.size() > kMaxSpecLines)
+      top.fail("workloads", fmt::format("{} workloads, at most {} (each is checked on every GPU line)", arr.size(), kMaxSpecLines));
     for (std::size_t j = 0; j < arr.size(); ++j) {
       WorkloadLine w;
       w.ptr = "/workloads/" + std::to_string(j);

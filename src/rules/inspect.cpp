@@ -128,12 +128,12 @@ std::string fmt_num(double v) {
 // Typed access to one row's cells with errors that name the line and the field.
 class Row {
  public:
-  Row(const SmiRow& r, const std::string& origin) : r_(r), origin_(origin) {}
+  Row(const SmiRow& r, const SmiCapture& cap) : r_(r), cap_(cap), origin_(cap.origin) {}
 
-  bool captured(std::string_view f) const { return r_.values.count(std::string(f)) > 0; }
+  bool captured(std::string_view f) const { return cap_.cell(r_, f) != nullptr; }
   std::string text(std::string_view f) const {
-    auto it = r_.values.find(std::string(f));
-    return it == r_.values.end() ? "" : it->second;
+    const std::string* c = cap_.cell(r_, f);
+    return c ? *c : "";
   }
   /// Captured and a real value (not [N/A], [Not Supported], ...).
   bool has(std::string_view f) const { return captured(f) && !unavailable(text(f)); }
@@ -188,6 +188,7 @@ class Row {
 
  private:
   const SmiRow& r_;
+  const SmiCapture& cap_;
   const std::string& origin_;
 };
 
@@ -533,7 +534,7 @@ class CardChecks {
 };
 
 CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& index, const catalog::CompatTable& compat) {
-  Row row(r, cap.origin);
+  Row row(r, cap);
   CardReport card;
   card.line = r.line;
   card.index = row.text("index");
@@ -545,8 +546,8 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
   CardChecks c(row, card, compat);
 
   std::vector<std::string> lost;
-  for (const auto& [k, v] : r.values)
-    if (Row::lost(v)) lost.push_back(k);
+  for (std::size_t i = 0; i < r.cells.size(); ++i)
+    if (Row::lost(r.cells[i])) lost.push_back(cap.fields[i]);
   if (!lost.empty() || Row::lost(card.name)) {
     c.add("gpu-lost", Verdict::fail,
           "nvidia-smi reports the GPU is lost: it fell off the bus (Xid 79); reboot, then check the card's seating, slot, "
@@ -618,6 +619,23 @@ std::string_view name(Verdict v) {
   }
   return "?";
 }
+
+namespace {
+
+void index_columns(SmiCapture& cap) {
+  cap.column.clear();
+  for (std::size_t i = 0; i < cap.fields.size(); ++i) cap.column.emplace(cap.fields[i], i);
+}
+
+void add_row(SmiCapture& cap, int line_no, const std::vector<std::string>& cells) {
+  SmiRow row;
+  row.line = line_no;
+  row.cells.reserve(cells.size());
+  for (const auto& c : cells) row.cells.push_back(util::trim(c));
+  cap.rows.push_back(std::move(row));
+}
+
+}  // namespace
 
 Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origin) {
   using R = Result<SmiCapture>;
@@ -693,15 +711,14 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
         }
         cap.has_header = false;
         cap.fields = cols;
+        index_columns(cap);
         header_line = line_no - 1;
-        SmiRow row;
-        row.line = line_no;
-        for (std::size_t i = 0; i < cols.size(); ++i) row.values[cols[i]] = util::trim(cells[i]);
-        cap.rows.push_back(std::move(row));
+        add_row(cap, line_no, cells);
         continue;
       }
       header_line = line_no;
       cap.fields = cols;
+      index_columns(cap);
       cap.header_units = t.find('[') != std::string::npos;
       continue;
     }
@@ -709,10 +726,11 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
       return R::fail(fmt::format("{}:{}: expected {} values as {}, got {}{}", origin, line_no, cols.size(),
                                  cap.has_header ? fmt::format("in the header (line {})", header_line) : std::string("in the first row"),
                                  cells.size(), cells.size() < cols.size() ? " (a truncated row?)" : ""));
-    SmiRow row;
-    row.line = line_no;
-    for (std::size_t i = 0; i < cols.size(); ++i) row.values[cols[i]] = util::trim(cells[i]);
-    cap.rows.push_back(std::move(row));
+    if (cap.rows.size() == kMaxSmiRows)
+      return R::fail(fmt::format("{}:{}: more than {} GPU rows in one capture (at most 1,024 eight-GPU servers); split "
+                                 "it by host",
+                                 origin, line_no, util::format_number(static_cast<double>(kMaxSmiRows))));
+    add_row(cap, line_no, cells);
   }
   if (cols.empty()) return R::fail(fmt::format("{}: empty input, expected the CSV output of nvidia-smi --query-gpu=... --format=csv", origin));
   if (cap.rows.empty())

@@ -275,6 +275,9 @@ def cases(full, t):
     add("catalog with many GPUs", f"{n:,} GPUs", lambda n=n: ["catalog", "validate", "--catalog", catalog_many(p("gpus.json"), n)])
     n = sz(2_000, 100_000)
     add("spec with many GPU lines", f"{n:,} lines", lambda n=n: ["check", json_file(p("spec.json"), {**json.load(open(SPEC)), "gpus": [{"id": "h100-sxm", "count": 1}] * n})])
+    add("spec at its caps, in JSON", "64 lines x 64 workloads", lambda: ["check", "--format", "json", json_file(p("spec-caps.json"), {
+        **json.load(open(SPEC)), "gpus": [{"id": "h100-sxm", "count": 1}] * 64,
+        "workloads": [{"model": "llama-3.1-8b", "task": "train", "batch": 4, "seq_len": 4096}] * 64})])
     n = sz(2_000, 20_000)
     add("batch file, failing lines", f"{n:,} lines", lambda n=n: ["memory", "--batch-file", batch_lines(p("batch-bad.jsonl"), n, b'{"model": "no-such-model"}')])
     n = sz(1_000, 10_000)
@@ -300,6 +303,7 @@ def cases(full, t):
     add("nvidia-smi CSV, a repeated column", f"{n:,} columns", lambda n=n: ["inspect", "--from", smi_columns(p("dup.csv"), n, True)])
     n = sz(10_000, 100_000)
     add("nvidia-smi CSV, many rows", f"{n:,} rows", lambda n=n: ["inspect", "--from", smi_rows(p("rows.csv"), n)])
+    add("nvidia-smi CSV at the row cap, in JSON", "8,192 rows", lambda: ["inspect", "--format", "json", "--from", smi_rows(p("rows-cap.csv"), 8192)])
     n = sz(10_000, 100_000)
     add("nvidia-smi CSV, long GPU name", f"{n // 1000} KB name", lambda n=n: ["inspect", "--from", smi_rows(p("name.csv"), 2, b"N" * n)])
     n = sz(5_000, 50_000)

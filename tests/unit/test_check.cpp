@@ -320,6 +320,28 @@ TEST_CASE("check: unreadable specs exit 2 with file:line; the others are still r
     CHECK(contains(r.err, "file larger than 64 MiB"));
     CHECK(contains(r.out, "2 specs checked"));
   }
+  SECTION("more GPU lines or workloads than a spec may have") {
+    auto path = std::filesystem::temp_directory_path() / "gpuadvisor-check-lines.json";
+    auto write = [&](const std::string& key, const std::string& item, int n) {
+      std::string items;
+      for (int i = 0; i < n; ++i) items += (i ? "," : "") + item;
+      std::ofstream f(path, std::ios::binary);
+      if (key == "gpus") f << "{\"gpus\": [" << items << "]}";
+      else f << "{\"gpus\": [{\"id\": \"h100-sxm\", \"count\": 1}], \"" << key << "\": [" << items << "]}";
+    };
+    write("gpus", R"({"id": "h100-sxm", "count": 1})", 65);
+    auto r = run_cli({"check", path.string()});
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "gpuadvisor-check-lines.json:1: field 'gpus': 65 GPU lines, at most 64 (a line is a GPU model with its count)"));
+    write("workloads", R"({"model": "7B"})", 65);
+    r = run_cli({"check", path.string()});
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "field 'workloads': 65 workloads, at most 64 (each is checked on every GPU line)"));
+    write("workloads", R"({"model": "7B"})", 64);
+    r = run_cli({"check", path.string()});
+    std::filesystem::remove(path);
+    CHECK(r.code != 2);
+  }
   SECTION("wrongly typed") {
     auto r = run_cli({"check", spec("wrong-type.json")});
     CHECK(r.code == 2);

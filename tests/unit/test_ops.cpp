@@ -656,8 +656,8 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     REQUIRE(c.rows.size() == 2);
     CHECK(c.fields[6] == "memory.total");
     CHECK(std::find(c.fields.begin(), c.fields.end(), "clocks_throttle_reasons.active") != c.fields.end());
-    CHECK(c.rows[1].values.at("ecc.errors.uncorrected.volatile.total") == "2");
-    CHECK(c.rows[1].values.at("remapped_rows.failure") == "No");
+    CHECK(*c.cell(c.rows[1], "ecc.errors.uncorrected.volatile.total") == "2");
+    CHECK(*c.cell(c.rows[1], "remapped_rows.failure") == "No");
     CHECK(c.rows[1].line == 3);
   }
   SECTION("the query asks nvidia-smi for every field the checks read") {
@@ -687,6 +687,16 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     CHECK(none.error() == "smi:1: nvidia-smi found no GPUs (\"No devices were found\")");
     auto dup = rules::parse_smi_csv("name, name\nA, B\n", "dup");
     CHECK(dup.error() == "dup:1: column 'name' appears twice in the header");
+    std::string many = "index, name\n";
+    for (std::size_t i = 0; i <= rules::kMaxSmiRows; ++i) many += std::to_string(i) + ", NVIDIA A100-SXM4-80GB\n";
+    auto over = rules::parse_smi_csv(many, "many");
+    CHECK(over.error() == "many:8194: more than 8,192 GPU rows in one capture (at most 1,024 eight-GPU servers); split it by host");
+    many.erase(many.rfind("8192, "));
+    auto at_cap = rules::parse_smi_csv(many, "many");
+    REQUIRE(at_cap);
+    CHECK(at_cap->rows.size() == rules::kMaxSmiRows);
+    CHECK(*at_cap->cell(at_cap->rows.back(), "index") == "8191");
+    CHECK(at_cap->cell(at_cap->rows.back(), "serial") == nullptr);
   }
   SECTION("a cell that cannot be read names line and field") {
     static const auto cat = catalog::Catalog::load({});
@@ -939,7 +949,7 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     REQUIRE(c);
     CHECK_FALSE(c->has_header);
     CHECK(c->rows.size() == 2);
-    CHECK(c->rows[0].values.at("name") == "NVIDIA A100-SXM4-80GB");
+    CHECK(*c->cell(c->rows[0], "name") == "NVIDIA A100-SXM4-80GB");
   }
   SECTION("the table and -q outputs name the command to capture with") {
     auto t = rules::parse_smi_csv("+-----------------------------------------------------------------------------+\n", "t.txt");

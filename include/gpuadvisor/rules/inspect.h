@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuadvisor/catalog/gpu.h"
@@ -21,18 +22,29 @@ namespace gpuadvisor::rules {
 std::vector<std::string_view> smi_query_fields(int level = 0);
 inline constexpr int kSmiQueryLevels = 3;
 
-/// One GPU row: canonical field name -> cell text (trimmed), and the line it came from.
+/// One GPU row: its cells (trimmed) in the capture's column order, and the line it came from.
 struct SmiRow {
   int line = 0;
-  std::map<std::string, std::string> values;
+  std::vector<std::string> cells;
 };
+
+/// At most this many GPU rows in one capture: 1,024 eight-GPU servers captured into one file. A
+/// larger capture is refused ("split it by host") rather than reported card by card.
+inline constexpr std::size_t kMaxSmiRows = 8192;
 
 struct SmiCapture {
   std::string origin;
   std::vector<std::string> fields;  ///< canonical names in column order ("memory.total", not "memory.total [MiB]")
+  std::unordered_map<std::string, std::size_t> column;  ///< field -> its index in `fields` and in each row's cells
   std::vector<SmiRow> rows;
   bool has_header = true;     ///< false: a csv,noheader capture, read as the documented field list
   bool header_units = false;  ///< the header carries units ("memory.total [MiB]"); false for nounits
+
+  /// The row's cell for `field`, or nullptr when the capture has no such column.
+  const std::string* cell(const SmiRow& row, std::string_view field) const {
+    auto it = column.find(std::string(field));
+    return it == column.end() ? nullptr : &row.cells[it->second];
+  }
 };
 
 /// The nvidia-smi command inspect runs (and a capture elsewhere should use).
