@@ -64,7 +64,7 @@ void check_choice(const std::string& flag, const std::string& value, const std::
 }
 
 void run_list(Context& ctx, const ListOptions& o) {
-  auto fmt_out = ctx.output_format(kTabular);
+  auto fmt_out = ctx.output_format();
   const auto& cat = ctx.catalog();
   std::vector<std::string> vendors = {"nvidia", "amd", "intel", "apple"};
   std::vector<std::string> segments = {"consumer", "workstation", "datacenter", "edge"};
@@ -143,7 +143,7 @@ void run_list(Context& ctx, const ListOptions& o) {
 }
 
 void run_show(Context& ctx, const std::string& query) {
-  auto fmt_out = ctx.output_format(kTabular);
+  auto fmt_out = ctx.output_format();
   auto r = ctx.catalog().resolve(query);
   if (!r) throw Error(r.error());
   const Gpu& g = **r;
@@ -218,7 +218,7 @@ void run_show(Context& ctx, const std::string& query) {
 }
 
 void run_validate(Context& ctx, const std::vector<std::string>& files) {
-  auto fmt_out = ctx.output_format(kTabular);
+  auto fmt_out = ctx.output_format();
   std::vector<catalog::Finding> findings;
   std::vector<Gpu> gpus;
   if (files.empty()) {
@@ -283,10 +283,11 @@ void run_validate(Context& ctx, const std::vector<std::string>& files) {
   ctx.out << t.render(fmt_out, ctx.style);
 }
 
-void run_export(Context& ctx, bool format_given) {
-  // A data file has one format: --format json is accepted, any other is refused (not ignored).
-  static constexpr report::Format kJsonOnly[] = {report::Format::json};
-  if (format_given) ctx.output_format(kJsonOnly);
+// A data file has one format: --format json is accepted, any other is refused (not ignored).
+constexpr report::Format kJsonOnly[] = {report::Format::json};
+
+void run_export(Context& ctx) {
+  ctx.output_format();
   util::Json j;
   j["schema_version"] = 1;
   util::Json arr = util::Json::array();
@@ -320,7 +321,7 @@ void setup_catalog(CLI::App& app, Context& ctx) {
   list->add_flag("--ids", lo->ids, "Print only the ids, one a line (for scripts and shell completion)");
   list->footer("Examples:\n  gpuadvisor catalog list --segment datacenter --sort bandwidth --desc\n"
                "  gpuadvisor catalog list --min-memory 48GB --format csv");
-  add_format_option(*list, ctx);
+  add_format_option(*list, ctx, kTabular);
   add_catalog_option(*list, ctx);
   list->callback([&ctx, lo] { run_list(ctx, *lo); });
 
@@ -328,7 +329,7 @@ void setup_catalog(CLI::App& app, Context& ctx) {
   auto* show = cat->add_subcommand("show", "Show one GPU with every field and its sources");
   show->add_option("gpu", *q, "GPU id, alias or loose name (4090, a100-80, \"H100 SXM\")")->required();
   show->footer("Examples:\n  gpuadvisor catalog show 4090\n  gpuadvisor catalog show \"H100 SXM\" --format json");
-  add_format_option(*show, ctx);
+  add_format_option(*show, ctx, kTabular);
   add_catalog_option(*show, ctx);
   show->callback([&ctx, q] { run_show(ctx, *q); });
 
@@ -337,15 +338,15 @@ void setup_catalog(CLI::App& app, Context& ctx) {
   val->add_option("files", *files, "Catalog files to check; without files the embedded and user catalogs");
   val->footer("Exit status: 0 no errors (warnings allowed), 1 errors found, 2 a file cannot be read.\n"
               "Examples:\n  gpuadvisor catalog validate\n  gpuadvisor catalog validate docs/examples/catalogs/my-gpus.json --format json");
-  add_format_option(*val, ctx);
+  add_format_option(*val, ctx, kTabular);
   add_catalog_option(*val, ctx);
   val->callback([&ctx, files] { run_validate(ctx, *files); });
 
   auto* exp = cat->add_subcommand("export", "Print the merged catalog as a data file (JSON)");
   exp->footer("Example:\n  gpuadvisor catalog export --catalog docs/examples/catalogs/my-gpus.json > merged.json");
-  add_format_option(*exp, ctx, "json, the only one (a data file, as data/gpus.json)");
+  add_format_option(*exp, ctx, kJsonOnly, "the only one: a data file, as data/gpus.json");
   add_catalog_option(*exp, ctx);
-  exp->callback([&ctx, exp] { run_export(ctx, exp->get_option("--format")->count() > 0); });
+  exp->callback([&ctx] { run_export(ctx); });
 }
 
 }  // namespace gpuadvisor::cli

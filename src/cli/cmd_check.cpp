@@ -207,7 +207,7 @@ void setup_check(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("check", "Lint procurement specs (GPUs, server, software, budget, workloads) for CI");
   cmd->add_option("specs", o->specs, "Spec files (JSON; docs/procurement-check.md); - reads standard input")
       ->type_name("SPEC");
-  cmd->add_option("--format", o->format, "Output format: text (default; table is the same), json, junit or sarif")->type_name("FORMAT");
+  cmd->add_option("--format", o->format, format_help(kCheckFormats, "table is the same as text"))->type_name("FORMAT");
   cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding is at least this severe: error (default) or warning")
       ->type_name("SEVERITY");
   cmd->add_option("--rules", ctx.rule_files,

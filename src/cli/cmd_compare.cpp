@@ -74,7 +74,7 @@ std::string metric_text(double v, int decimals) {
 }
 
 void run_compare(Context& ctx, const CompareOptions& o) {
-  auto f = ctx.output_format(kTabularHtml);
+  auto f = ctx.output_format();
   if (o.gpus.size() < 2) throw Error("compare needs at least two GPUs, e.g. 'gpuadvisor compare a100-80gb-sxm h100-sxm rtx-4090'");
   std::vector<const Gpu*> gpus;
   for (const auto& q : o.gpus) {
@@ -315,7 +315,7 @@ void setup_compare(CLI::App& app, Context& ctx) {
   cmd->add_option("gpus", o->gpus, "Two or more GPU ids, aliases or loose names")->required();
   cmd->add_flag("--used", o->used, "Use used-market prices where known");
   add_workload_options(*cmd, o->in, ctx);
-  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
+  add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   cmd->footer(
       "Examples:\n"

@@ -163,7 +163,7 @@ util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
 }
 
 void run_compat(Context& ctx, const CompatOptions& o) {
-  auto fmt_out = ctx.output_format(kTabular);
+  auto fmt_out = ctx.output_format();
   if (o.gpu.empty() && o.arch.empty())
     throw Error("compat: give --gpu ID or --arch NAME (for example --gpu h100-sxm, --arch hopper or --arch 8.6)");
   if (!o.gpu.empty() && !o.arch.empty()) throw Error("--gpu and --arch: give one of them, not both");
@@ -283,7 +283,7 @@ void setup_compat(CLI::App& app, Context& ctx) {
       "  gpuadvisor compat --gpu h100-sxm --framework pytorch --version 1.12\n"
       "  gpuadvisor compat --gpu rtx-4090 --cuda 11.7 --driver 515.65.01\n"
       "  gpuadvisor compat --arch 8.6 --framework tensorflow --version 2.4 --format json");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);
   cmd->callback([&ctx, o] { run_compat(ctx, *o); });
 }

@@ -88,7 +88,7 @@ report::Table cost_csv(const estimate::CostEstimate& c, const estimate::Workload
 }
 
 void run_cost(Context& ctx, const CostFlags& o) {
-  auto f = ctx.output_format(kTabularHtml);
+  auto f = ctx.output_format();
   if (o.gpu.empty()) throw Error("--gpu is required: which GPU to price (e.g. --gpu a100-80gb-sxm)");
   const auto& gpu = ctx.gpu(o.gpu);
   estimate::WorkloadSet set;
@@ -141,7 +141,7 @@ void run_cost(Context& ctx, const CostFlags& o) {
     kv.push_back({"Power", fmt::format("{}, {} per busy hour",
                                        *cost.power_w >= 1e4 ? util::format_number(*cost.power_w / 1000) + " kW"
                                                             : util::format_number(*cost.power_w) + " W",
-                                       fmt::format("${:.2f}", *cost.usd_per_hour_energy))});
+                                       util::format_cents(*cost.usd_per_hour_energy))});
   else
     kv.push_back({"Power", fmt::format("unknown ({} has no published power)", gpu.name)});
   if (cost.job_energy_usd)
@@ -150,8 +150,8 @@ void run_cost(Context& ctx, const CostFlags& o) {
   if (cost.cloud.empty()) kv.push_back({"Rent", "no cloud price for this GPU in the data (--prices FILE adds one)"});
   for (std::size_t i = 0; i < cost.cloud.size() && i < 3; ++i) {
     const auto& q = cost.cloud[i];
-    kv.push_back({i == 0 ? "Rent" : " ", fmt::format("{} x {} {} at ${:.2f}/h{}{}", q.instances, q.instance->provider, q.instance->instance,
-                                                     q.usd_per_hour, q.job_usd ? ": " + util::format_money(*q.job_usd) : "",
+    kv.push_back({i == 0 ? "Rent" : " ", fmt::format("{} x {} {} at {}{}{}", q.instances, q.instance->provider, q.instance->instance,
+                                                     util::format_rate(q.usd_per_hour), q.job_usd ? ": " + util::format_money(*q.job_usd) : "",
                                                      q.instance->as_of.empty() ? "" : " (" + q.instance->as_of + ")")});
   }
   if (cost.breakeven_hours)
@@ -243,7 +243,7 @@ void setup_cost(CLI::App& app, Context& ctx) {
   cmd->add_option("--pue", o->pue, "Power usage effectiveness of the facility (default: the industry average in data/cloud.json)");
   cmd->add_option("--utilization", o->utilization, "Share of time the GPUs are busy, for break-even and TCO (default 70%)");
   cmd->add_option("--years", o->years, "TCO horizon in years (default 3)");
-  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
+  add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   add_prices_option(*cmd, ctx);
   cmd->footer(

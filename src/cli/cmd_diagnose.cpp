@@ -381,7 +381,7 @@ void run_list(Context& ctx, report::Format f) {
 }
 
 void run_diagnose(Context& ctx, const DiagnoseOptions& o) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   if (o.list) {
     if (!o.query.empty() || !o.log.empty()) throw Error("--list: takes no code, text or --log");
     run_list(ctx, f);
@@ -431,7 +431,7 @@ void setup_diagnose(CLI::App& app, Context& ctx) {
       "  gpuadvisor diagnose \"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\"\n"
       "  sudo dmesg | gpuadvisor diagnose --log -\n"
       "  journalctl -k -b | gpuadvisor diagnose --log - --format json");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, kTabular);
   cmd->callback([&ctx, o] { run_diagnose(ctx, *o); });
 }
 

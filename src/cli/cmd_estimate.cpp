@@ -113,7 +113,7 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
     });
     return;
   }
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   auto r = compute(ctx, o.in, o.gpu);
   const auto& gpu = ctx.gpu(o.gpu);
   const auto& w = r.w;
@@ -193,7 +193,7 @@ void setup_estimate(CLI::App& app, Context& ctx) {
   cmd->add_option("--gpu", o->gpu, "GPU to estimate on (id, alias or loose name); --gpus N for N of them");
   cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu); one JSON result per line")
       ->type_name("FILE|-");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);
   cmd->footer(
       "Exit status: 0, or 1 when the workload does not fit the GPUs (the figures are then hypothetical).\n"

@@ -18,7 +18,7 @@ struct FitFlags {
 };
 
 void run_fit(Context& ctx, const FitFlags& o) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   if (o.gpu.empty()) throw Error("--gpu is required: which GPU to fit models on (e.g. --gpu rtx-4090)");
   const auto& gpu = ctx.gpu(o.gpu);
   if (!o.kind.empty() && o.kind != "decoder" && o.kind != "encoder" && o.kind != "encoder-decoder" && o.kind != "vision")
@@ -104,7 +104,7 @@ void setup_fit(CLI::App& app, Context& ctx) {
   cmd->add_option("--gpus", o->gpus, "Number of GPUs (default 1)");
   cmd->add_option("--kind", o->kind, "Only decoder, encoder, encoder-decoder or vision models");
   cmd->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);
   cmd->footer("Examples:\n  gpuadvisor fit --gpu rtx-4090\n  gpuadvisor fit --gpu a100-80gb-sxm --gpus 8 --kind decoder --format json");
   cmd->callback([&ctx, o] { run_fit(ctx, *o); });

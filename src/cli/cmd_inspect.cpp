@@ -196,7 +196,7 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
     ctx.out << rules::smi_query_command() << "\n";
     return;
   }
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   std::string text, origin;
   if (!o.from.empty()) {
     auto r = util::read_file(o.from);
@@ -282,7 +282,7 @@ void setup_inspect(CLI::App& app, Context& ctx) {
       "  gpuadvisor inspect --from docs/examples/nvidia-smi-a100.csv --format json\n"
       "  gpuadvisor inspect --print-query\n"
       "  ssh gpu-host nvidia-smi --query-gpu=<fields> --format=csv | gpuadvisor inspect --from -");
-  add_format_option(*cmd, ctx);
+  add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);
   cmd->callback([&ctx, o] { run_inspect(ctx, *o); });
 }

@@ -238,7 +238,7 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     });
     return;
   }
-  auto f = ctx.output_format(kTabularHtml);
+  auto f = ctx.output_format();
   const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
   auto r = compute(ctx, o.in, gpu, parse_headroom(o.headroom));
   const auto& mem = r.mem;
@@ -297,7 +297,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
   cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu, headroom); one JSON result per line")
       ->type_name("FILE|-");
   cmd->add_option("--headroom", o->headroom, "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
-  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
+  add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   cmd->footer(
       "Exit status: 0, or 1 when --gpu is given and the workload does not fit.\n"

@@ -10,7 +10,7 @@ namespace gpuadvisor::cli {
 namespace {
 
 void run_list(Context& ctx, const std::string& kind, bool ids) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   std::vector<const catalog::Model*> rows;
   for (const auto& m : ctx.models().models())
     if (kind.empty() || m.kind == kind) rows.push_back(&m);
@@ -42,7 +42,7 @@ void run_list(Context& ctx, const std::string& kind, bool ids) {
 }
 
 void run_show(Context& ctx, const std::string& query) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   estimate::WorkloadInput in;
   in.model = query;
   estimate::Workload w;
@@ -109,7 +109,7 @@ void setup_models(CLI::App& app, Context& ctx) {
   list->add_option("--kind", *kind, "Only decoder, encoder, encoder-decoder or vision models");
   list->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
   list->add_flag("--ids", *ids, "Print only the ids, one a line (for scripts and shell completion)");
-  add_format_option(*list, ctx);
+  add_format_option(*list, ctx, kTabular);
   list->footer("Examples:\n  gpuadvisor models list --kind vision\n  gpuadvisor models list --format json");
   list->callback([&ctx, kind, ids] {
     if (!kind->empty() && *kind != "decoder" && *kind != "encoder" && *kind != "encoder-decoder" && *kind != "vision")
@@ -120,7 +120,7 @@ void setup_models(CLI::App& app, Context& ctx) {
   auto* show = cmd->add_subcommand("show", "Show a preset's architecture and sources, or the shape a bare size gets");
   show->add_option("model", *q, "Model id, alias or size (7B)")->required();
   show->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
-  add_format_option(*show, ctx);
+  add_format_option(*show, ctx, kTabular);
   show->footer("Examples:\n  gpuadvisor models show mixtral-8x7b\n  gpuadvisor models show 10B --format json");
   show->callback([&ctx, q] { run_show(ctx, *q); });
 }

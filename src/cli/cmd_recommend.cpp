@@ -254,7 +254,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     });
     return;
   }
-  auto f = ctx.output_format(kTabularHtml);
+  auto f = ctx.output_format();
   auto req = make_request(ctx, o);
   auto rec = rules::recommend(req, data);
   if (rec.plans.empty()) ctx.exit = Exit::no;
@@ -281,7 +281,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     for (std::size_t k = 0; k < n && k < idx.size(); ++k) {
       const auto& c = rec.candidates[idx[k]];
       std::string price = c.price_usd ? util::format_money(*c.price_usd) + (c.price_kind == "street" ? "" : " " + c.price_kind) : "unknown";
-      if (c.instance) price = c.usd_per_hour ? rules::format_rate(*c.usd_per_hour) : "unknown";
+      if (c.instance) price = c.usd_per_hour ? util::format_rate(*c.usd_per_hour) : "unknown";
       std::string why = c.reason;
       for (const auto& oc : c.outcomes)
         if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice) why += "; " + oc.rule->id;
@@ -345,7 +345,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   if (!req.set.precision && head.task == estimate::Task::inference) head.precision = "best precision that fits";
   out << ctx.style.bold(describe(head));
   if (req.budget_usd && req.cloud)
-    out << fmt::format(", rent budget {}", req.budget_per_hour ? rules::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
+    out << fmt::format(", rent budget {}", req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
   else if (req.budget_usd)
     out << fmt::format(", budget {}", util::format_money(*req.budget_usd));
   if (req.power_limit_w) out << fmt::format(", power limit {} W", util::format_number(*req.power_limit_w));
@@ -357,7 +357,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     if (best.instance)
       out << fmt::format("\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
                              best.gpu->name, best.w.precision,
-                             best.usd_per_hour ? rules::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
+                             best.usd_per_hour ? util::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
                              best.rent_usd ? fmt::format(", {} for the job ({})", util::format_money(*best.rent_usd),
                                                          util::format_duration(*best.rent_hours * 3600))
                                            : "",
@@ -454,7 +454,7 @@ void setup_recommend(CLI::App& app, Context& ctx) {
   cmd->add_flag("--explain", o->explain, "Show every rule's outcome for each plan shown");
   cmd->add_flag("--pareto", o->pareto, "Also list the plans not dominated on price and speed");
   cmd->add_option("--rules", ctx.rule_files, "Extra rules or overrides (JSON, as data/rules.json); repeatable")->type_name("FILE");
-  add_format_option(*cmd, ctx, "table, json, csv, markdown or html (a page with charts)");
+  add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   add_prices_option(*cmd, ctx);
   cmd->footer(

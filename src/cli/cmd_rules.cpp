@@ -39,7 +39,7 @@ util::Json rule_json(const rules::Rule& r) {
 }
 
 void run_list(Context& ctx, bool ids) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   auto rs = rules::RuleSet::load(ctx.rule_files);
   if (ids) {  // for scripts and shell completion
     for (const auto& r : rs.rules()) ctx.out << r.id << '\n';
@@ -62,7 +62,7 @@ void run_list(Context& ctx, bool ids) {
 }
 
 void run_show(Context& ctx, const std::string& id) {
-  auto f = ctx.output_format(kTabular);
+  auto f = ctx.output_format();
   auto rs = rules::RuleSet::load(ctx.rule_files);
   const auto* r = rs.find(id);
   if (!r) {
@@ -101,7 +101,7 @@ void setup_rules(CLI::App& app, Context& ctx) {
   list->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
   auto ids = std::make_shared<bool>(false);
   list->add_flag("--ids", *ids, "Print only the ids, one a line (for scripts and shell completion)");
-  add_format_option(*list, ctx);
+  add_format_option(*list, ctx, kTabular);
   list->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules list --ids\n"
                "  gpuadvisor rules list --rules docs/examples/policies/team-policy.json --format json");
   list->callback([&ctx, ids] { run_list(ctx, *ids); });
@@ -109,7 +109,7 @@ void setup_rules(CLI::App& app, Context& ctx) {
   auto* show = cmd->add_subcommand("show", "Show one rule: test, message, rationale and sources");
   show->add_option("id", *id, "Rule id")->required();
   show->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
-  add_format_option(*show, ctx);
+  add_format_option(*show, ctx, kTabular);
   show->footer("Examples:\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules show budget --format json\n"
                "  gpuadvisor rules show max-two-gpus --rules docs/examples/policies/team-policy.json");
   show->callback([&ctx, id] { run_show(ctx, *id); });

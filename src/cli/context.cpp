@@ -211,9 +211,12 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--models", ctx.model_files, "Extra model presets file (JSON, as data/models.json); repeatable")->group(g)->type_name("FILE");
 }
 
-report::Format Context::output_format(std::span<const report::Format> allowed) const {
-  auto f = report::parse_format(format, allowed);
+report::Format Context::output_format() const {
+  const auto allowed = formats.empty() ? std::span<const report::Format>(kTabular) : formats;
+  auto f = format.empty() ? Result<report::Format>(allowed.front()) : report::parse_format(format, allowed);
   if (!f) throw Error(f.error());
+  if (*f == report::Format::table)
+    if (auto* buf = dynamic_cast<report::SafeStreambuf*>(out.rdbuf())) buf->wrap_lines(static_cast<std::size_t>(style.width));
   return *f;
 }
 
@@ -225,8 +228,21 @@ std::string Context::today() const {
   return fmt::format("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
-void add_format_option(CLI::App& app, Context& ctx, std::string_view formats) {
-  app.add_option("--format", ctx.format, fmt::format("Output format: {}", formats))->type_name("FORMAT");
+std::string format_help(std::span<const report::Format> formats, std::string_view note) {
+  std::string list;
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    if (i > 0) list += i + 1 == formats.size() ? " or " : ", ";
+    list += report::name(formats[i]);
+  }
+  std::vector<std::string> asides;
+  if (formats.size() > 1) asides.push_back(fmt::format("{} by default", report::name(formats.front())));
+  if (!note.empty()) asides.emplace_back(note);
+  return fmt::format("Output format: {}{}", list, asides.empty() ? "" : " (" + util::join(asides, "; ") + ")");
+}
+
+void add_format_option(CLI::App& app, Context& ctx, std::span<const report::Format> formats, std::string_view note) {
+  app.add_option("--format", ctx.format, format_help(formats, note))->type_name("FORMAT");
+  app.preparse_callback([&ctx, formats](std::size_t) { ctx.formats = formats; });
 }
 
 void add_catalog_option(CLI::App& app, Context& ctx) {

@@ -28,7 +28,7 @@ struct Context {
   report::Style style;
 
   // Common options (every command has --format; data overrides where they matter).
-  std::string format = "table";
+  std::string format;  ///< empty: the command's first declared format
   std::vector<std::string> catalog_files;
   std::vector<std::string> model_files;
   std::vector<std::string> price_files;
@@ -52,8 +52,11 @@ struct Context {
   std::string gpu_choice(const std::string& query);
   /// Builds the workload from flags and --profile (flags win).
   estimate::Workload workload(const estimate::WorkloadInput& in, estimate::WorkloadSet* set = nullptr);
-  /// --format checked against what the command supports.
-  report::Format output_format(std::span<const report::Format> allowed) const;
+  /// The formats the command being run declared (add_format_option); the first is the default.
+  std::span<const report::Format> formats;
+  /// --format checked against the command's declared formats. The table format also turns on
+  /// the wrapping of running text at the terminal width (report::SafeStreambuf::wrap_lines).
+  report::Format output_format() const;
   /// "YYYY-MM-DD" today, or GPUADVISOR_TODAY when set (for reproducible outputs).
   std::string today() const;
 
@@ -72,8 +75,12 @@ inline constexpr report::Format kTabular[] = {report::Format::table, report::For
 inline constexpr report::Format kTabularHtml[] = {report::Format::table, report::Format::json, report::Format::csv,
                                                   report::Format::markdown, report::Format::html};
 
-/// Adds --format to a subcommand; `formats` is how its help lists the values.
-void add_format_option(CLI::App& app, Context& ctx, std::string_view formats = "table, json, csv or markdown");
+/// Declares a subcommand's formats, the one list that its --format help, shell completion (read
+/// from that help), the check of the value (Context::output_format) and `gpuadvisor man` come
+/// from; `note` follows the list in the help ("(a page with charts)"). The first is the default.
+void add_format_option(CLI::App& app, Context& ctx, std::span<const report::Format> formats, std::string_view note = "");
+/// The same for a command that keeps its --format value itself (check): the option's help text.
+std::string format_help(std::span<const report::Format> formats, std::string_view note);
 /// Adds --catalog FILE (repeatable).
 void add_catalog_option(CLI::App& app, Context& ctx);
 

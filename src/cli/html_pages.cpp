@@ -93,7 +93,7 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
 
   std::vector<std::pair<std::string, std::string>> kv;
   if (req.budget_usd)
-    kv.push_back({"Budget", req.cloud ? (req.budget_per_hour ? rules::format_rate(*req.budget_usd) + " rent"
+    kv.push_back({"Budget", req.cloud ? (req.budget_per_hour ? util::format_rate(*req.budget_usd) + " rent"
                                                               : util::format_money(*req.budget_usd) + " rent for the job")
                                       : util::format_money(*req.budget_usd)});
   if (req.power_limit_w) kv.push_back({"Power limit", util::format_number(*req.power_limit_w) + " W"});
@@ -109,7 +109,7 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
     const auto& best = rec.candidates[rec.plans.front()];
     std::string price = best.price_usd ? util::format_money(*best.price_usd) : "price unknown";
     if (best.instance) {
-      price = best.usd_per_hour ? rules::format_rate(*best.usd_per_hour) : "rate unknown";
+      price = best.usd_per_hour ? util::format_rate(*best.usd_per_hour) : "rate unknown";
       if (best.rent_usd) price += fmt::format(", {} for the job", util::format_money(*best.rent_usd));
     }
     page.p(fmt::format("Best: {}{} x {} in {}, {}{}. Score {} ({}).", best.instance ? rules::instance_label(*best.instance) + ": " : "",

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -170,12 +171,101 @@ std::string safe_text(std::string_view s) {
 SafeStreambuf::~SafeStreambuf() { drain(true); }
 
 void SafeStreambuf::drain(bool final) {
-  if (pending_.empty()) return;
+  if (pending_.empty() && (!final || line_.empty())) return;
   std::string out;
   out.reserve(pending_.size());
   const std::size_t used = sanitize(out, pending_, true, true, final);
   pending_.erase(0, used);
+  if (wrap_ > 0) {
+    line_ += out;
+    out.clear();
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = line_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      out += wrap_prose_line(std::string_view(line_).substr(start, nl - start), wrap_);
+      out += '\n';
+    }
+    line_.erase(0, start);
+    if (final && !line_.empty()) {
+      out += wrap_prose_line(line_, wrap_);
+      line_.clear();
+    }
+  }
   dest_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+namespace {
+// "FILE:LINE: error: ..." (the GCC diagnostic form that editors and CI jump from): kept whole.
+bool is_diagnostic(std::string_view line) {
+  const std::size_t space = std::min(line.find(' '), line.size());
+  const std::string_view first = line.substr(0, space);
+  if (first.size() < 4 || first.back() != ':') return false;
+  const std::size_t colon = first.substr(0, first.size() - 1).rfind(':');
+  if (colon == std::string_view::npos || colon + 2 >= first.size()) return false;
+  const std::string_view digits = first.substr(colon + 1, first.size() - colon - 2);
+  return digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool is_unit(std::string_view w) {
+  while (!w.empty() && (w.back() == ',' || w.back() == ';' || w.back() == '.' || w.back() == ')')) w.remove_suffix(1);
+  static constexpr std::string_view kUnits[] = {"B",  "KiB", "MiB",     "GiB",      "TiB",   "PiB", "KB",  "MB",
+                                                "GB", "TB",  "W",       "kW",       "MW",    "kWh", "s",   "ms",
+                                                "h",  "C",   "GB/s",    "TB/s",     "tok/s", "tokens/s", "TFLOPS", "PFLOPS",
+                                                "x",  "GPUs", "GPU",    "tokens",   "days",  "hours"};
+  return std::find(std::begin(kUnits), std::end(kUnits), w) != std::end(kUnits);
+}
+}  // namespace
+
+std::string wrap_prose_line(std::string_view line, std::size_t width) {
+  if (display_width(line) <= width || is_diagnostic(line)) return std::string(line);
+  const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+  std::string_view rest = line.substr(indent);
+  std::size_t prefix = indent;  // what the first line keeps before its words
+  std::size_t hang = indent + 2;
+  if (rest.starts_with("- ") || rest.starts_with("* ")) {
+    prefix = hang = indent + 2;
+  } else if (auto gap = rest.find("  "); gap != std::string_view::npos && gap > 0 && gap <= 24 &&
+                                         rest.find(' ') == gap) {
+    // "Key     value": the value's column (a one-word key, then two spaces or more).
+    prefix = hang = indent + std::min(rest.find_first_not_of(' ', gap), rest.size());
+  }
+  if (hang + 20 > width) hang = std::min<std::size_t>(indent, 2);
+  std::string out(line.substr(0, prefix));
+  std::string_view text = line.substr(out.size());
+  std::size_t col = display_width(out);
+  const std::string pad(hang, ' ');
+  bool first_word = true;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = std::min(text.find(' ', pos), text.size());
+    // A number keeps its unit on its line ("2.34 GiB", "700 W", "45.1 tok/s").
+    if (end > pos && end < text.size() && std::isdigit(static_cast<unsigned char>(text[end - 1]))) {
+      const std::size_t next = std::min(text.find(' ', end + 1), text.size());
+      if (is_unit(text.substr(end + 1, next - end - 1))) end = next;
+    }
+    const std::string_view word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) {  // a run of spaces inside the text: kept while on the same line
+      if (!first_word) {
+        out += ' ';
+        ++col;
+      }
+      continue;
+    }
+    const std::size_t w = display_width(word);
+    if (!first_word && col + 1 + w > width) {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out += '\n';
+      out += pad;
+      col = hang;
+    } else if (!first_word) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += w;
+    first_word = false;
+  }
+  return out;
 }
 
 SafeStreambuf::int_type SafeStreambuf::overflow(int_type c) {
@@ -326,16 +416,11 @@ Style Style::detect(const std::function<const char*(const char*)>& env, bool tty
   };
   Style st;
   st.color = tty && env("NO_COLOR") == nullptr;
-  st.reflow = false;
   if (auto c = get("COLUMNS"); !c.empty()) {
     int w = std::atoi(std::string(c).c_str());
-    if (w >= 40 && w <= 1000) {
-      st.width = w;
-      st.reflow = true;
-    }
+    if (w >= 40 && w <= 1000) st.width = w;
   } else if (tty && tty_columns >= 40) {
     st.width = std::min(tty_columns, 1000);
-    st.reflow = true;
   }
   // The first of LC_ALL, LC_CTYPE, LANG that is set decides; none set is the "C" locale.
   std::string_view locale = get("LC_ALL");
@@ -426,7 +511,7 @@ std::string Table::render(Format f, const Style& style) const {
     return t;
   };
   const auto limit = static_cast<std::size_t>(std::max(style.width, 1));
-  if (total(none) <= limit || n < 2 || !style.reflow) {
+  if (total(none) <= limit || n < 2) {
     out += line(hdr, true, none);
     for (const auto& r : rows) out += line(r, false, none);
     return out;

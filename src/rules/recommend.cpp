@@ -82,7 +82,7 @@ std::optional<double> job_hours(const Candidate& c) {
 Metrics options_of(const Request& req) {
   Metrics options;
   if (req.budget_usd)
-    options.set("budget", *req.budget_usd, req.cloud && req.budget_per_hour ? format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
+    options.set("budget", *req.budget_usd, req.cloud && req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
   if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
   return options;
@@ -195,8 +195,8 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   auto rent_shown = [&] {
     if (!req.budget_per_hour && c.rent_usd)
       return fmt::format("{}, {} at {}", util::format_money(*c.rent_usd), util::format_duration(*c.rent_hours * 3600),
-                         format_rate(*c.usd_per_hour));
-    return c.usd_per_hour ? format_rate(*c.usd_per_hour) : std::string("unknown");
+                         util::format_rate(*c.usd_per_hour));
+    return c.usd_per_hour ? util::format_rate(*c.usd_per_hour) : std::string("unknown");
   };
   if (inst) {
     m.set("rent_price_usd", rent ? Value(*rent) : Value(), rent_shown());
@@ -240,7 +240,7 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     if (key == "count") return show(count, Shown::count);
     if (key == "min_total_power") return known(min_power ? std::optional<double>(*min_power * count) : std::nullopt, Shown::watts);
     if (key == "min_power") return known(min_power, Shown::watts);
-    if (key == "unit_price") return inst ? (unit ? format_rate(*unit) : std::string("unknown")) : known(unit, Shown::money);
+    if (key == "unit_price") return inst ? (unit ? util::format_rate(*unit) : std::string("unknown")) : known(unit, Shown::money);
     if (key == "total_price" && !inst) return known(c.price_usd, Shown::money);
     if (key == "rent_price" && inst) return rent_shown();
     if (key == "instance" && inst) return instance_label(*inst);
@@ -367,14 +367,6 @@ std::string_view name(Prefer p) {
     case Prefer::efficiency: return "efficiency";
   }
   return "balanced";
-}
-
-std::string format_rate(double usd_per_hour) {
-  // Cents, with thousands separators: $2.69/h, $1,832.96/h.
-  const long long cents = std::llround(usd_per_hour * 100);
-  std::string dollars = std::to_string(cents / 100);
-  for (auto i = static_cast<std::ptrdiff_t>(dollars.size()) - 3; i > 0; i -= 3) dollars.insert(static_cast<std::size_t>(i), ",");
-  return fmt::format("${}.{:02}/h", dollars, cents % 100);
 }
 
 std::string instance_label(const catalog::CloudInstance& inst) {
@@ -640,7 +632,7 @@ Recommendation recommend(const Request& req, const Data& data) {
                                                   : fmt::format("{} x {} ({})", cheapest->count, cheapest->gpu->name, cheapest->w.precision);
       const double need = *budget_price(*cheapest);
       out.way_out.push_back(fmt::format("raise the budget to {}: {}",
-                                        req.cloud && req.budget_per_hour ? format_rate(need) : util::format_money(need), what));
+                                        req.cloud && req.budget_per_hour ? util::format_rate(need) : util::format_money(need), what));
     }
     // 2. A lighter plan: QLoRA for training, 4-bit for inference at a fixed precision.
     auto try_alt = [&](Request alt, const std::string& what) {
@@ -656,7 +648,7 @@ Recommendation recommend(const Request& req, const Data& data) {
           out.way_out.push_back(fmt::format("{}: {} ({} x {}, {}) fits for {}", what, instance_label(*c.instance), c.count,
                                             c.gpu->name, c.w.precision,
                                             c.rent_usd ? util::format_money(*c.rent_usd)
-                                            : c.usd_per_hour ? rules::format_rate(*c.usd_per_hour) : "an unknown price"));
+                                            : c.usd_per_hour ? util::format_rate(*c.usd_per_hour) : "an unknown price"));
         else
           out.way_out.push_back(fmt::format("{}: {} x {} ({}) fits for {}", what, c.count, c.gpu->name, c.w.precision,
                                             c.price_usd ? util::format_money(*c.price_usd) : "an unknown price"));

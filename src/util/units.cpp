@@ -214,6 +214,15 @@ std::string format_money(double usd) {
   return fmt::format("${:.2f}", usd);
 }
 
+std::string format_cents(double usd) {
+  const long long cents = std::llround(std::fabs(usd) * 100);
+  std::string dollars = std::to_string(cents / 100);
+  for (auto i = static_cast<std::ptrdiff_t>(dollars.size()) - 3; i > 0; i -= 3) dollars.insert(static_cast<std::size_t>(i), ",");
+  return fmt::format("{}${}.{:02}", usd < 0 && cents > 0 ? "-" : "", dollars, cents % 100);
+}
+
+std::string format_rate(double usd_per_hour) { return format_cents(usd_per_hour) + "/h"; }
+
 std::string format_duration(double s) {
   if (!std::isfinite(s)) return "never";
   if (s >= 365.25 * 86400) return fmt::format("{:.1f} years", s / (365.25 * 86400));

@@ -126,7 +126,7 @@ expect "gpuadvisor memory --precision q" q4_k_m q5_k_m q8_0
 expect "gpuadvisor recommend --scenario e" edge
 expect "gpuadvisor recommend --prefer " balanced cost speed efficiency
 expect "gpuadvisor catalog list --format " table json csv markdown
-expect "gpuadvisor check --format " text json junit sarif
+expect "gpuadvisor check --format " text table json junit sarif
 expect "gpuadvisor completion " bash zsh fish
 expect "gpuadvisor catalog list --so" --sort
 expect_has "gpuadvisor memory --g" --gpu --gpus

@@ -151,7 +151,7 @@ TEST_CASE("completion: the values offered are the ones --help names", "[completi
   CHECK(values["memory|--gpu"] == "@gpu");
   CHECK(values["memory|--model"] == "@model");
   CHECK(values["memory|--model-config"] == "@file");
-  CHECK(values["check|--format"] == "text json junit sarif");
+  CHECK(values["check|--format"] == "text table json junit sarif");
 }
 
 TEST_CASE("completion: zsh and fish scripts have every command and flag", "[completion]") {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include "cli_fixture.h"
 #include "gpuadvisor/report/html.h"
@@ -167,10 +168,41 @@ TEST_CASE("report::Style: locale, ASCII override and width", "[style]") {
   CHECK(detect({{"COLUMNS", "80"}}, true, 132).width == 80);
   CHECK(detect({}, false, 132).width == 100);
   CHECK(detect({}, true, 0).width == 100);
-  // Tables reflow to a width that was given or measured, not to the default of a pipe.
-  CHECK_FALSE(detect({}).reflow);
-  CHECK(detect({{"COLUMNS", "100"}}).reflow);
-  CHECK(detect({}, true, 132).reflow);
+}
+
+TEST_CASE("report::wrap_prose_line: running text hangs under its item, its value or its indent", "[output]") {
+  using report::wrap_prose_line;
+  CHECK(wrap_prose_line("short enough", 20) == "short enough");
+  // A list item continues under its text.
+  CHECK(wrap_prose_line("  - task: inference (set --task train for training)", 30) ==
+        "  - task: inference (set\n    --task train for training)");
+  // A key/value line continues under its value.
+  CHECK(wrap_prose_line("Driver  570.26 or newer on Linux, 570.65 on Windows", 34) ==
+        "Driver  570.26 or newer on Linux,\n        570.65 on Windows");
+  // Plain text continues two spaces in.
+  CHECK(wrap_prose_line("dense decoder, 10B parameters, inference, batch 1", 30) ==
+        "dense decoder, 10B parameters,\n  inference, batch 1");
+  // A word longer than the room (a URL) is kept whole on its own line, never cut.
+  const std::string url = "<https://example.com/a/very/long/path/that/does/not/fit>";
+  CHECK(wrap_prose_line("  - see " + url, 30) == "  - see\n    " + url);
+  // A number keeps its unit on its line.
+  CHECK(wrap_prose_line("  - the KV cache 2.34 GiB", 24) == "  - the KV cache\n    2.34 GiB");
+  // A diagnostic stays one line, for the editors and CI that read FILE:LINE: from it.
+  const std::string diag = "spec.json:12: warning: the quote is 131% above the used-market price";
+  CHECK(wrap_prose_line(diag, 30) == diag);
+}
+
+TEST_CASE("report::SafeStreambuf::wrap_lines wraps whole lines, also across writes", "[output]") {
+  std::ostringstream dest;
+  {
+    report::SafeStreambuf buf(dest.rdbuf(), 4);
+    std::ostream os(&buf);
+    os << "fits\n";
+    buf.wrap_lines(26);
+    os << "  - one two three ";
+    os << "four five six\nlast";
+  }
+  CHECK(dest.str() == "fits\n  - one two three four\n    five six\nlast");
 }
 
 TEST_CASE("report: ASCII fallbacks and fitting a table to the width", "[style]") {
@@ -203,11 +235,6 @@ TEST_CASE("report: ASCII fallbacks and fitting a table to the width", "[style]")
     report::Style tiny{false, false, 10};
     auto out = t.render(report::Format::table, tiny);
     CHECK(out.rfind("# 1\n  GPU  rtx-4090\n  Why  a long reason\n       that goes on and\n", 0) == 0);
-  }
-  SECTION("piped on without a width: one row a line") {
-    report::Style pipe{false, true, 40};
-    pipe.reflow = false;
-    CHECK(t.render(report::Format::table, pipe) == t.render(report::Format::table, utf));
   }
   SECTION("CSV and markdown are never cut") {
     report::Style narrow{false, true, 40};

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "gpuadvisor/util/units.h"
 #include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/estimate/platform.h"
 #include "gpuadvisor/rules/recommend.h"
@@ -173,10 +174,12 @@ TEST_CASE("check: a --disable or --warnings-as-errors glob that matches no check
 }
 
 TEST_CASE("recommend: hourly rates keep cents and thousands separators", "[recommend]") {
-  CHECK(rules::format_rate(2.69) == "$2.69/h");
-  CHECK(rules::format_rate(1832.956) == "$1,832.96/h");
-  CHECK(rules::format_rate(13.78) == "$13.78/h");
-  CHECK(rules::format_rate(0.5) == "$0.50/h");
+  CHECK(util::format_rate(2.69) == "$2.69/h");
+  CHECK(util::format_cents(0.452) == "$0.45");
+  CHECK(util::format_cents(1234567.891) == "$1,234,567.89");
+  CHECK(util::format_rate(1832.956) == "$1,832.96/h");
+  CHECK(util::format_rate(13.78) == "$13.78/h");
+  CHECK(util::format_rate(0.5) == "$0.50/h");
 }
 
 TEST_CASE("check --format junit: a warning fails the report only when it fails the run", "[check][cli]") {

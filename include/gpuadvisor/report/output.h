@@ -27,9 +27,6 @@ struct Style {
   bool color = false;
   bool unicode = true;
   int width = 100;
-  /// Whether tables give way to `width` (Table::render): when the width was given (COLUMNS) or
-  /// measured (a terminal); not for output piped on without COLUMNS, which stays one row a line.
-  bool reflow = true;
   static Style detect();
   /// The same decision from explicit inputs: `env` looks a variable up (nullptr when unset),
   /// `tty` says whether stdout is a terminal and `tty_columns` its width (0 when unknown).
@@ -67,6 +64,9 @@ class SafeStreambuf : public std::streambuf {
   SafeStreambuf(const SafeStreambuf&) = delete;
   SafeStreambuf& operator=(const SafeStreambuf&) = delete;
   ~SafeStreambuf() override;
+  /// From now on, a line longer than `width` cells is word-wrapped (wrap_prose_line); 0: never.
+  /// For the table format, whose tables already fit the width: what is left is running text.
+  void wrap_lines(std::size_t width) { wrap_ = width; }
 
  protected:
   int_type overflow(int_type c) override;
@@ -78,7 +78,16 @@ class SafeStreambuf : public std::streambuf {
   std::streambuf* dest_;
   std::size_t hold_;
   std::string pending_;
+  std::size_t wrap_ = 0;
+  std::string line_;  ///< with wrap_: the line not yet ended
 };
+
+/// A line of running text word-wrapped to `width` cells, the continuation lines hanging under its
+/// text: under a list item's text ("  - "), a key/value line's value ("Key     value"), else two
+/// spaces in from its own indent. Broken at spaces only: a word longer than the room (a URL) is
+/// kept whole on its own line. Lines joined with '\n'; a line that fits is returned as it is, and
+/// so is a diagnostic ("FILE:LINE: error: ...", which editors and CI read a line at a time).
+std::string wrap_prose_line(std::string_view line, std::size_t width);
 
 /// ASCII stand-ins for the Unicode a table may hold: x for the multiplication sign, >= <= -- ...
 /// -> for the usual symbols, + - | for box drawing, # for block elements, '?' for anything else.
@@ -110,7 +119,7 @@ class Table {
   /// @, tab or CR gets a leading ' so that no spreadsheet reads it as a formula, a number such as
   /// -1.5 stays as it is) or a GitHub markdown table (| escaped, < written &lt; unless it opens an
   /// http(s) autolink, so that no HTML tag passes). A text
-  /// table wider than style.width (with style.reflow) gives way in steps: the widest free-text (left-aligned, not
+  /// table wider than style.width gives way in steps: the widest free-text (left-aligned, not
   /// first) column wraps in place; else it goes on its own lines under each row; else each row
   /// becomes a block of "header  value" lines. CSV and markdown are never cut.
   std::string render(Format f, const Style& style) const;

@@ -94,8 +94,6 @@ void explain(Candidate& c, const Request& req, const Data& data);
 
 /// "lambda 8x-h100-sxm": provider and instance name, for messages and tables.
 std::string instance_label(const catalog::CloudInstance& inst);
-/// "$2.69/h": an hourly rate, to the cent.
-std::string format_rate(double usd_per_hour);
 
 /// The reverse question: for one GPU (x count), which presets fit for each task.
 struct FitRow {

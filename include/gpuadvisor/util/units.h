@@ -32,6 +32,10 @@ std::string format_bytes(double bytes);
 std::string format_count(double n);
 /// "$3,000", "$1.25M"
 std::string format_money(double usd);
+/// Dollars and cents with thousands separators: "$0.45", "$1,832.96" (hourly rates, where cents matter).
+std::string format_cents(double usd);
+/// An hourly rate: "$2.69/h", "$1,832.96/h".
+std::string format_rate(double usd_per_hour);
 /// "7.9 years", "3.2 days", "5.4 h", "12 min", "40 s"
 std::string format_duration(double seconds);
 /// Three significant digits with thousands grouping where large: "1,008", "82.6", "0.125".
