@@ -63,6 +63,19 @@ void check_choice(const std::string& flag, const std::string& value, const std::
                           util::did_you_mean(value, allowed)));
 }
 
+// CSV: one record a GPU (list and show alike), plain numbers, the unit in the column name.
+std::string gpus_csv(const std::vector<const Gpu*>& rows, bool used, const report::Style& style) {
+  report::Table t({{"id"}, {"name"}, {"vendor"}, {"architecture"}, {"segment"}, {"memory_bytes"},
+                   {"memory_bandwidth_gbs"}, {"peak_fp16_tflops"}, {"peak_bf16_tflops"}, {"peak_fp8_tflops"},
+                   {"tdp_w"}, {"price_usd"}, {"price_kind"}});
+  auto raw = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
+  for (const auto* g : rows)
+    t.add({g->id, g->name, g->vendor, g->architecture, g->segment, fmt::format("{:.0f}", g->memory_bytes),
+           fmt::format("{}", g->memory_bandwidth_gbs), raw(g->peak_tflops[2]), raw(g->peak_tflops[3]),
+           raw(g->peak_tflops[4]), raw(g->tdp_w), raw(g->price_usd(used)), g->price_kind(used)});
+  return t.render(report::Format::csv, style);
+}
+
 void run_list(Context& ctx, const ListOptions& o) {
   auto fmt_out = ctx.output_format();
   const auto& cat = ctx.catalog();
@@ -119,15 +132,7 @@ void run_list(Context& ctx, const ListOptions& o) {
     return;
   }
   if (fmt_out == report::Format::csv) {
-    report::Table t({{"id"}, {"name"}, {"vendor"}, {"architecture"}, {"segment"}, {"memory_bytes"},
-                     {"memory_bandwidth_gbs"}, {"peak_fp16_tflops"}, {"peak_bf16_tflops"}, {"peak_fp8_tflops"},
-                     {"tdp_w"}, {"price_usd"}, {"price_kind"}});
-    auto raw = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
-    for (const auto* g : rows)
-      t.add({g->id, g->name, g->vendor, g->architecture, g->segment, fmt::format("{:.0f}", g->memory_bytes),
-             fmt::format("{}", g->memory_bandwidth_gbs), raw(g->peak_tflops[2]), raw(g->peak_tflops[3]),
-             raw(g->peak_tflops[4]), raw(g->tdp_w), raw(g->price_usd(o.used)), g->price_kind(o.used)});
-    ctx.out << t.render(fmt_out, ctx.style);
+    ctx.out << gpus_csv(rows, o.used, ctx.style);
     return;
   }
   using report::Align;
@@ -154,6 +159,10 @@ void run_show(Context& ctx, const std::string& query) {
     j["gpu"] = catalog::to_output_json(g);
     j["also_matches"] = also;
     ctx.out << report::dump(j);
+    return;
+  }
+  if (fmt_out == report::Format::csv) {
+    ctx.out << gpus_csv({&g}, false, ctx.style);
     return;
   }
   std::vector<std::pair<std::string, std::string>> kv;

@@ -369,6 +369,13 @@ void run_list(Context& ctx, report::Format f) {
     ctx.out << report::dump(j);
     return;
   }
+  if (f == report::Format::csv) {  // one table: a record an Xid code or error text
+    report::Table t({{"kind"}, {"id"}, {"severity"}, {"component"}, {"name"}, {"patterns"}});
+    for (const auto& x : xids.all()) t.add({"xid", std::to_string(x.code), std::string(catalog::name(x.severity)), "", x.name, ""});
+    for (const auto& e : errors.all()) t.add({"error", e.id, "", e.component, "", util::join(e.patterns, " | ")});
+    ctx.out << t.render(f, ctx.style);
+    return;
+  }
   using report::Align;
   report::Table xt({{"Xid", Align::right}, {"Severity"}, {"Name"}});
   for (const auto& x : xids.all()) xt.add({std::to_string(x.code), std::string(catalog::name(x.severity)), x.name});

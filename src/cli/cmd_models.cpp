@@ -9,6 +9,22 @@
 namespace gpuadvisor::cli {
 namespace {
 
+// CSV: one record a model, plain numbers, the unit in the column name (list and show alike).
+std::string models_csv(const std::vector<const catalog::Model*>& rows, const report::Style& style) {
+  report::Table t({{"id"}, {"name"}, {"kind"}, {"family"}, {"params"}, {"active_params"}, {"layers"}, {"hidden"},
+                   {"heads"}, {"kv_heads"}, {"context_tokens"}, {"kv_cache_fp16_bytes_per_token"}});
+  for (const auto* m : rows) {
+    const bool tr = m->is_transformer();
+    auto count = [&](long long v) { return tr && v > 0 ? std::to_string(v) : std::string(); };
+    const double kvt = tr ? estimate::kv_bytes_per_token(*m, "fp16") : 0;
+    t.add({m->id, m->name, m->kind, m->family, report::csv_number(m->params),
+           report::csv_number(m->moe ? std::optional<double>(m->params_per_token()) : std::nullopt), count(m->layers),
+           count(m->hidden), count(m->heads), count(m->kv_heads),
+           m->max_context ? std::to_string(m->max_context) : "", kvt > 0 ? report::csv_number(kvt) : ""});
+  }
+  return t.render(report::Format::csv, style);
+}
+
 void run_list(Context& ctx, const std::string& kind, bool ids) {
   auto f = ctx.output_format();
   std::vector<const catalog::Model*> rows;
@@ -25,6 +41,10 @@ void run_list(Context& ctx, const std::string& kind, bool ids) {
     for (const auto* m : rows) arr.push_back(catalog::to_output_json(*m));
     j["models"] = arr;
     ctx.out << report::dump(j);
+    return;
+  }
+  if (f == report::Format::csv) {
+    ctx.out << models_csv(rows, ctx.style);
     return;
   }
   using report::Align;
@@ -64,6 +84,10 @@ void run_show(Context& ctx, const std::string& query) {
     }
     j["assumptions"] = m.assumptions;
     ctx.out << report::dump(j);
+    return;
+  }
+  if (f == report::Format::csv) {
+    ctx.out << models_csv({&m}, ctx.style);
     return;
   }
   std::vector<std::pair<std::string, std::string>> kv;

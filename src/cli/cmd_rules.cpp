@@ -15,6 +15,22 @@ std::string flag(std::string option) {
   return option;
 }
 
+// CSV: one record a rule (list and show alike), the threshold a plain number where it is one.
+std::string rules_csv(const std::vector<const rules::Rule*>& rows, const report::Style& style) {
+  report::Table t({{"id"}, {"scope"}, {"kind"}, {"severity"}, {"metric"}, {"op"}, {"threshold"}, {"threshold_from"},
+                   {"when"}, {"weight"}, {"as_of"}, {"defined_at"}});
+  for (const auto* r : rows) {
+    const auto* num = std::get_if<double>(&r->threshold);
+    t.add({r->id, r->scope, std::string(rules::name(r->kind)), std::string(rules::name(r->severity)), r->metric, r->op,
+           num                                                        ? report::csv_number(*num)
+           : std::holds_alternative<std::monostate>(r->threshold) ? std::string()
+                                                                  : rules::to_string(r->threshold),
+           r->threshold_from,
+           r->when, report::csv_number(r->weight), r->as_of, r->origin});
+  }
+  return t.render(report::Format::csv, style);
+}
+
 // One rule as data: what data/rules.json holds, resolved (policy files applied), plus its page.
 util::Json rule_json(const rules::Rule& r) {
   util::Json x;
@@ -53,6 +69,12 @@ void run_list(Context& ctx, bool ids) {
     ctx.out << report::dump(j);
     return;
   }
+  if (f == report::Format::csv) {
+    std::vector<const rules::Rule*> all;
+    for (const auto& r : rs.rules()) all.push_back(&r);
+    ctx.out << rules_csv(all, ctx.style);
+    return;
+  }
   report::Table t({{"ID"}, {"Scope"}, {"Kind"}, {"Severity"}, {"Test"}});
   for (const auto& r : rs.rules())
     t.add({r.id, r.scope, std::string(rules::name(r.kind)), std::string(rules::name(r.severity)),
@@ -86,6 +108,10 @@ void run_show(Context& ctx, const std::string& id) {
     const util::Json rule = rule_json(*r);
     for (const auto& [k, v] : rule.items()) j[k] = v;
     ctx.out << report::dump(j);
+    return;
+  }
+  if (f == report::Format::csv) {
+    ctx.out << rules_csv({r}, ctx.style);
     return;
   }
   ctx.out << report::key_values(kv, f, ctx.style);

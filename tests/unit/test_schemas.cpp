@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -38,7 +39,7 @@ class SchemaValidator {
   /// otherwise be skipped silently).
   static std::vector<std::string> unsupported_keywords(const Json& schema, const std::string& path = "") {
     static const std::set<std::string> known = {"type",   "required", "properties", "additionalProperties", "items",
-                                                "minItems", "enum",    "const",      "minimum",              "$ref",
+                                                "minItems", "enum",    "const",      "minimum",              "$ref", "if", "then", "else",
                                                 "$schema", "$id",      "title",      "description",          "default",
                                                 "$defs"};
     std::vector<std::string> out;
@@ -51,7 +52,8 @@ class SchemaValidator {
       };
       if (key == "properties" || key == "$defs")
         for (const auto& [name, s] : sub.items()) walk(s, path + "/" + key + "/" + name);
-      if (key == "items" || (key == "additionalProperties" && sub.is_object())) walk(sub, path + "/" + key);
+      if (key == "items" || key == "if" || key == "then" || key == "else" || (key == "additionalProperties" && sub.is_object()))
+        walk(sub, path + "/" + key);
     }
     return out;
   }
@@ -111,6 +113,14 @@ class SchemaValidator {
     }
     if (s.contains("minimum") && v.is_number() && v.get<double>() < s["minimum"].get<double>())
       fail(path, "below the minimum " + s["minimum"].dump() + ": " + v.dump());
+    if (s.contains("if")) {  // then when the value validates against if, else otherwise
+      const auto before = errors_.size();
+      check(s["if"], v, path);
+      const bool matched = errors_.size() == before;
+      errors_.resize(before);
+      if (matched && s.contains("then")) check(s["then"], v, path);
+      if (!matched && s.contains("else")) check(s["else"], v, path);
+    }
     if (v.is_object()) {
       if (s.contains("required"))
         for (const auto& k : s["required"])
@@ -154,7 +164,8 @@ std::string join_errors(const std::vector<std::string>& errors) {
 const std::vector<std::string> kSchemas = {"recommend",    "memory",           "estimate",    "cost",
                                            "compare",      "fit",              "catalog-list", "catalog-show",
                                            "catalog-validate", "models-list",  "models-show", "rules-list",
-                                           "rules-show",   "compat",           "diagnose",    "inspect"};
+                                           "rules-show",   "compat",           "diagnose",    "inspect",
+                                           "check"};
 
 struct Case {
   std::string schema;
@@ -220,6 +231,8 @@ const std::vector<Case> kCases = {
     {"models-show", {"models", "show", "mixtral-8x7b"}, 0},
     {"models-show", {"models", "show", "yolov8s"}, 0},
     {"rules-list", {"rules", "list"}, 0},
+    {"check", {"check", test::source_path("docs/examples/h100-training-server.json")}, 0},
+    {"check", {"check", test::source_path("docs/examples/h100-psu-undersized.json")}, 1},
 };
 
 }  // namespace
@@ -254,6 +267,12 @@ TEST_CASE("schema validator: catches what it should", "[schema]") {
         std::vector<std::string>{"/list/0: unexpected key 'z'"});
   CHECK(errors("[]").size() == 1);
   CHECK(SchemaValidator::unsupported_keywords(schema).empty());
+  const Json cond = Json::parse(R"({"if": {"properties": {"ok": {"const": true}}}, "then": {"required": ["a"]}, "else": {"required": ["b"]}})");
+  SchemaValidator c(cond);
+  CHECK(c.validate(Json::parse(R"({"ok": true, "a": 1})")).empty());
+  CHECK(c.validate(Json::parse(R"({"ok": true, "b": 1})")).size() == 1);
+  CHECK(c.validate(Json::parse(R"({"ok": false, "b": 1})")).empty());
+  CHECK(c.validate(Json::parse(R"({"ok": false, "a": 1})")).size() == 1);
   CHECK(SchemaValidator::unsupported_keywords(Json::parse(R"({"properties": {"a": {"oneOf": []}}})")) ==
         std::vector<std::string>{"/properties/a/oneOf"});
 }
@@ -303,6 +322,188 @@ TEST_CASE("schemas: every command's JSON output validates and round-trips", "[sc
     covered.insert(c.schema);
   }
   CHECK(covered == std::set<std::string>(kSchemas.begin(), kSchemas.end()));
+}
+
+namespace {
+
+std::vector<std::string> help_lines(std::vector<std::string> path) {
+  path.push_back("--help");
+  auto r = test::run_cli(path);
+  REQUIRE(r.code == 0);
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Every command path below `path` (depth first), read from --help's "Subcommands:" lists.
+void command_paths(const std::vector<std::string>& path, std::vector<std::vector<std::string>>& out) {
+  out.push_back(path);
+  bool in_subcommands = false;
+  for (const auto& line : help_lines(path)) {
+    if (line == "Subcommands:") {
+      in_subcommands = true;
+      continue;
+    }
+    if (line.empty() || line[0] != ' ') in_subcommands = false;
+    if (!in_subcommands) continue;
+    std::istringstream w(line);
+    std::string name;
+    w >> name;
+    auto sub = path;
+    sub.push_back(name);
+    command_paths(sub, out);
+  }
+}
+
+// The formats a command declares, as its --help lists them ("Output format: table, json or csv
+// (table by default)"); empty when it has no --format.
+std::vector<std::string> declared_formats(const std::vector<std::string>& path) {
+  for (const auto& line : help_lines(path)) {
+    const auto at = line.find("Output format: ");
+    if (line.find("--format") == std::string::npos || at == std::string::npos) continue;
+    std::string list = line.substr(at + 15);
+    list = list.substr(0, list.find(" ("));
+    for (auto o = list.find(" or "); o != std::string::npos; o = list.find(" or ")) list.replace(o, 4, ", ");
+    std::vector<std::string> out;
+    std::stringstream ss(list);
+    for (std::string f; std::getline(ss, f, ',');) {
+      f.erase(0, f.find_first_not_of(' '));
+      out.push_back(f);
+    }
+    return out;
+  }
+  return {};
+}
+
+// RFC 4180 records.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      row.push_back(cell);
+      cell.clear();
+      any = true;
+    } else if (c == '\n') {
+      row.push_back(cell);
+      rows.push_back(row);
+      row.clear();
+      cell.clear();
+      any = false;
+    } else if (c != '\r') {
+      cell += c;
+      any = true;
+    }
+  }
+  if (any) {
+    row.push_back(cell);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// A number written for people, not for a spreadsheet: grouped digits, a unit or a suffix glued
+// on ("1,008", "24 GiB", "$749", "6.74B", "45.1 tok/s", "14%").
+bool is_decorated_number(const std::string& cell) {
+  static const std::regex plain(R"(^-?\d+(\.\d+)?([eE][-+]?\d+)?$)");
+  static const std::regex decorated(R"(^[-+]?\$?\d[\d,]*(\.\d+)? ?(%|[A-Za-z/]+)?$)");
+  return !std::regex_match(cell, plain) && std::regex_match(cell, decorated);
+}
+
+}  // namespace
+
+TEST_CASE("formats: every command in every format it declares", "[schema][formats]") {
+  std::vector<std::vector<std::string>> paths;
+  command_paths({}, paths);
+  std::size_t walked = 0;
+  static const std::regex column(R"(^[a-z][a-z0-9_]*$)");
+  for (const auto& path : paths) {
+    const auto formats = declared_formats(path);
+    if (formats.empty()) continue;
+    std::string name;
+    for (const auto& p : path) name += (name.empty() ? "" : " ") + p;
+    INFO("command: " << name);
+    if (name == "catalog export") {
+      // A data file: its one format is JSON that loads back as a catalog.
+      CHECK(formats == std::vector<std::string>{"json"});
+      auto r = test::run_cli({"catalog", "export", "--format", "json"});
+      CHECK(r.code == 0);
+      const auto list = test::run_cli({"catalog", "list", "--format", "json"});
+      CHECK(Json::parse(r.out)["gpus"].size() == Json::parse(list.out)["gpus"].size());
+      continue;
+    }
+    std::vector<const Case*> cases;
+    for (const auto& c : kCases)
+      if (c.args.size() >= path.size() && std::equal(path.begin(), path.end(), c.args.begin())) cases.push_back(&c);
+    CHECK_FALSE(cases.empty());  // every command with --format has a case above
+    for (const auto* c : cases) {
+      for (const auto& f : formats) {
+        auto args = c->args;
+        args.insert(args.end(), {"--format", f});
+        std::string label;
+        for (const auto& a : args) label += " " + a;
+        INFO("gpuadvisor" << label);
+        auto r = test::run_cli(args);
+        INFO("stderr: " << r.err);
+        ++walked;
+        // The exit code is the verdict, the same in every format.
+        CHECK(r.code == c->exit);
+        CHECK(r.err.empty());
+        CHECK_FALSE(r.out.empty());
+        if (r.out.empty()) continue;
+        if (f == "json") {
+          const Json doc = Json::parse(r.out);
+          const Json schema = load_schema(c->schema);
+          SchemaValidator v(schema);
+          const auto errors = v.validate(doc);
+          INFO(join_errors(errors));
+          CHECK(errors.empty());
+        } else if (f == "sarif") {
+          CHECK(Json::parse(r.out)["runs"].size() == 1);
+        } else if (f == "junit") {
+          CHECK(r.out.rfind("<?xml", 0) == 0);
+          CHECK(r.out.find("<testsuites") != std::string::npos);
+        } else if (f == "csv") {
+          const auto rows = parse_csv(r.out);
+          // A header, and a record a row (none when nothing fits or nothing was found).
+          CHECK(rows.size() >= 1);
+          if (rows.empty()) continue;
+          for (const auto& h : rows[0]) {
+            INFO("column: " << h);
+            CHECK(std::regex_match(h, column));  // snake_case, the unit in the name
+          }
+          for (std::size_t i = 1; i < rows.size(); ++i) {
+            INFO("record " << i);
+            CHECK(rows[i].size() == rows[0].size());
+            for (std::size_t k = 0; k < rows[i].size(); ++k) {
+              INFO("column " << (k < rows[0].size() ? rows[0][k] : "?") << ": " << rows[i][k]);
+              CHECK_FALSE(is_decorated_number(rows[i][k]));
+            }
+          }
+        } else if (f == "html") {
+          CHECK(r.out.rfind("<!DOCTYPE html>", 0) == 0);
+        } else if (f == "markdown") {
+          CHECK(r.out.find("|") != std::string::npos);
+        }
+      }
+    }
+  }
+  CHECK(walked > 100);
 }
 
 TEST_CASE("schemas: docs/json-output.md names every schema", "[schema]") {
