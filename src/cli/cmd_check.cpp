@@ -99,9 +99,18 @@ void require_globs_match(const rules::RuleSet& rs, const char* flag, const std::
       if (!g.empty() && g[0] == '-') g.erase(0, 1);
       if (g.empty()) continue;
       const std::vector<std::string> one = {g};
-      if (std::none_of(ids.begin(), ids.end(), [&](const std::string& id) { return rules::glob_list_match(one, id); }))
+      if (std::none_of(ids.begin(), ids.end(), [&](const std::string& id) { return rules::glob_list_match(one, id); })) {
+        // A glob is compared with the globs that would match (each id's "family-*"), an id with the ids.
+        std::vector<std::string> names = ids;
+        if (g.find_first_of("*?") != std::string::npos)
+          for (const auto& id : ids)
+            if (auto dash = id.find('-'); dash != std::string::npos) {
+              std::string family = id.substr(0, dash) + "-*";
+              if (std::find(names.begin(), names.end(), family) == names.end()) names.push_back(family);
+            }
         throw Error(fmt::format("{}: {} matches no check rule{} (gpuadvisor check --list-rules)", flag, util::quote(g),
-                                util::did_you_mean(g, ids)));
+                                util::did_you_mean(g, names)));
+      }
     }
 }
 

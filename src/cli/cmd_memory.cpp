@@ -70,7 +70,7 @@ void write(util::JsonSink& o, const MemoryResult& r, const catalog::Gpu* gpu, bo
       g("usable_bytes", usable);
       g("kept_free_bytes", static_cast<std::int64_t>(gpu->memory_bytes) - usable);
       g("fits", fit.fits);
-      g("headroom_bytes", static_cast<std::int64_t>(std::floor(fit.headroom_bytes)));
+      g("spare_bytes", static_cast<std::int64_t>(std::floor(fit.headroom_bytes)));
       g("max_batch", max_batch);
       g("max_seq_len", max_seq_len);
       g("max_seq_len_is_model_limit", fit.max_seq_capped);

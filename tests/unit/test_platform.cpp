@@ -164,7 +164,7 @@ TEST_CASE("check: a --disable or --warnings-as-errors glob that matches no check
   CHECK(off.err == "gpuadvisor: error: --disable: \"nosuchrule\" matches no check rule (gpuadvisor check --list-rules)\n");
   auto typo = test::run_cli({"check", spec, "--warnings-as-errors", "qoute-*"});
   CHECK(typo.code == 2);
-  CHECK(typo.err == "gpuadvisor: error: --warnings-as-errors: \"qoute-*\" matches no check rule (gpuadvisor check --list-rules)\n");
+  CHECK(typo.err == "gpuadvisor: error: --warnings-as-errors: \"qoute-*\" matches no check rule, did you mean 'quote-*'? (gpuadvisor check --list-rules)\n");
   auto near = test::run_cli({"check", spec, "--disable", "no-ecc-production-trainin"});
   CHECK(near.code == 2);
   CHECK(near.err.find("did you mean 'no-ecc-production-training'?") != std::string::npos);
@@ -201,7 +201,7 @@ TEST_CASE("memory JSON: byte counts are whole bytes; kept_free_bytes is the shar
   REQUIRE(r.code == 0);
   const auto g = util::Json::parse(r.out)["gpu"];
   CHECK(g["usable_bytes"].is_number_integer());
-  CHECK(g["headroom_bytes"].is_number_integer());
+  CHECK(g["spare_bytes"].is_number_integer());
   // 32 GiB with 10% kept free.
   CHECK(g["kept_free_bytes"].get<std::int64_t>() == 34359738368 - g["usable_bytes"].get<std::int64_t>());
   CHECK(g["usable_bytes"].get<std::int64_t>() == 30923764531);
