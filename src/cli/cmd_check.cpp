@@ -197,7 +197,7 @@ void run_check(Context& ctx, const CheckOptions& o) {
       ctx.out << report::check_junit(outcomes, o.fail_on);
       break;
     case report::Format::sarif:
-      ctx.out << report::dump(report::check_sarif(outcomes, enabled));
+      ctx.out << report::dump(report::check_sarif(outcomes, enabled, o.fail_on));
       break;
     default:
       ctx.out << report::check_text(outcomes, ctx.style);

@@ -246,7 +246,8 @@ std::string check_junit(std::span<const SpecOutcome> outcomes, const std::string
       tests, failures, errors, skipped, body);
 }
 
-util::Json check_sarif(std::span<const SpecOutcome> outcomes, std::span<const rules::Rule* const> rules) {
+util::Json check_sarif(std::span<const SpecOutcome> outcomes, std::span<const rules::Rule* const> rules,
+                       const std::string& fail_on) {
   util::Json driver;
   driver["name"] = "gpuadvisor";
   driver["version"] = kVersion;
@@ -291,7 +292,8 @@ util::Json check_sarif(std::span<const SpecOutcome> outcomes, std::span<const ru
       res["ruleId"] = f.rule->id;
       auto idx = std::find(rules.begin(), rules.end(), f.rule);
       if (idx != rules.end()) res["ruleIndex"] = idx - rules.begin();
-      res["level"] = sarif_level(f.severity);
+      const bool fails = f.severity == Severity::error || (fail_on == "warning" && f.severity == Severity::warning);
+      res["level"] = fails ? std::string_view("error") : sarif_level(f.severity);
       res["message"] = {{"text", f.fix.empty() ? f.message : fmt::format("{}. Fix: {}", f.message, f.fix)}};
       util::Json phys;
       phys["artifactLocation"]["uri"] = path_to_uri(o.file);

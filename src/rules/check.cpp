@@ -594,9 +594,14 @@ struct Builder {
         x.show("memory_capacity", util::format_bytes(cap));
         x.m.set("memory_short_bytes", need - cap);
         // LoRA and QLoRA in data parallelism all-reduce only the adapters' gradients (tens of MB):
-        // the link matters for full training, or when the base weights are sharded or split.
-        const bool heavy_traffic =
-            w.task == estimate::Task::train || w.zero >= 3 || w.tp > 1 || w.pp > 1;
+        // the link matters for full training, or when the base weights are sharded (gathered at
+        // every step) or split by tensor parallelism (activations all-reduced in every layer).
+        // A pipeline split passes one activation tensor per stage boundary: light on PCIe.
+        const bool heavy_traffic = w.task == estimate::Task::train || w.zero >= 3 || w.tp > 1;
+        std::vector<std::string> traffic;
+        if (w.zero >= 3) traffic.push_back("the sharded weights are gathered at every step");
+        if (w.tp > 1) traffic.push_back(fmt::format("every layer's activations are all-reduced across the {} tensor-parallel GPUs", w.tp));
+        if (w.task == estimate::Task::train) traffic.push_back(w.zero >= 2 ? "the gradients are reduce-scattered" : "the gradients are all-reduced");
         if (estimate::is_training(w.task) && w.gpus > 1 && heavy_traffic) {
           const bool link = gpu.fast_link_for(w.gpus) && s.interconnect != "pcie";
           std::string why = !gpu.has_fast_interconnect() ? fmt::format("{} has no NVLink", gpu.id)
@@ -607,6 +612,9 @@ struct Builder {
                                        : "/server/interconnect");
           x.show("gpus", std::to_string(w.gpus));
           x.show("no_nvlink_why", why);
+          std::string said = traffic.front();
+          for (std::size_t t = 1; t < traffic.size(); ++t) said += (t + 1 == traffic.size() ? " and " : ", ") + traffic[t];
+          x.show("traffic", said);
         }
         subjects.push_back(std::move(x));
       }

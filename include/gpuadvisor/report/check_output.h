@@ -30,7 +30,10 @@ util::Json check_json(std::span<const rules::SpecOutcome> outcomes, std::string_
 /// as the exit code does; the others pass, their text in <system-out>.
 std::string check_junit(std::span<const rules::SpecOutcome> outcomes, const std::string& fail_on = "error");
 /// SARIF 2.1.0: one run, the check rules as reportingDescriptors, a result per finding with its
-/// physical location; unreadable specs as tool execution notifications.
-util::Json check_sarif(std::span<const rules::SpecOutcome> outcomes, std::span<const rules::Rule* const> rules);
+/// physical location; unreadable specs as tool execution notifications. A result's level is
+/// "error" when it fails the run (errors; warnings too with fail_on "warning"), as the exit code
+/// does; else its severity's ("warning", "note"), which code-scanning gates do not fail on.
+util::Json check_sarif(std::span<const rules::SpecOutcome> outcomes, std::span<const rules::Rule* const> rules,
+                       const std::string& fail_on = "error");
 
 }  // namespace gpuadvisor::report
