@@ -223,9 +223,8 @@ std::string wrap_prose_line(std::string_view line, std::size_t width) {
   std::size_t hang = indent + 2;
   if (rest.starts_with("- ") || rest.starts_with("* ")) {
     prefix = hang = indent + 2;
-  } else if (auto gap = rest.find("  "); gap != std::string_view::npos && gap > 0 && gap <= 24 &&
-                                         rest.find(' ') == gap) {
-    // "Key     value": the value's column (a one-word key, then two spaces or more).
+  } else if (auto gap = rest.find("  "); gap != std::string_view::npos && gap > 0 && gap <= 24) {
+    // "Key words     value": the value's column (a short key, then two spaces or more).
     prefix = hang = indent + std::min(rest.find_first_not_of(' ', gap), rest.size());
   }
   if (hang + 20 > width) hang = std::min<std::size_t>(indent, 2);

@@ -179,6 +179,8 @@ TEST_CASE("report::wrap_prose_line: running text hangs under its item, its value
   // A key/value line continues under its value.
   CHECK(wrap_prose_line("Driver  570.26 or newer on Linux, 570.65 on Windows", 34) ==
         "Driver  570.26 or newer on Linux,\n        570.65 on Windows");
+  CHECK(wrap_prose_line("Also matches  a100-40gb-pcie, a100-40gb-sxm, a100-80gb-pcie", 46) ==
+        "Also matches  a100-40gb-pcie, a100-40gb-sxm,\n              a100-80gb-pcie");
   // Plain text continues two spaces in.
   CHECK(wrap_prose_line("dense decoder, 10B parameters, inference, batch 1", 30) ==
         "dense decoder, 10B parameters,\n  inference, batch 1");
