@@ -444,7 +444,14 @@ TEST_CASE("formats: every command in every format it declares", "[schema][format
       auto r = test::run_cli({"catalog", "export", "--format", "json"});
       CHECK(r.code == 0);
       const auto list = test::run_cli({"catalog", "list", "--format", "json"});
-      CHECK(Json::parse(r.out)["gpus"].size() == Json::parse(list.out)["gpus"].size());
+      const Json doc = Json::parse(r.out);
+      CHECK(doc["gpus"].size() == Json::parse(list.out)["gpus"].size());
+      const Json schema = load_schema("catalog-export");
+      CHECK(SchemaValidator::unsupported_keywords(schema).empty());
+      SchemaValidator v(schema);
+      const auto errors = v.validate(doc);
+      INFO(join_errors(errors));
+      CHECK(errors.empty());
       continue;
     }
     std::vector<const Case*> cases;
