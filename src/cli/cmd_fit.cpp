@@ -95,13 +95,15 @@ void run_fit(Context& ctx, const FitFlags& o) {
     t.add(row);
   }
   ctx.out << t.render(f, ctx.style);
-  if (f == report::Format::table)
+  // The legend (which GPU, what a cell means) goes with the table in both text formats.
+  const bool text = f == report::Format::table || f == report::Format::markdown;
+  if (text)
     ctx.out << fmt::format("\nOn {} x {} ({} each, keeping 10% free). Cells: the longest context (inference) or sequence\n"
                            "(training) that fits at batch 1; \"(max)\" is the model's own limit; \"no\" does not fit even short;\n"
                            "vision: the largest batch; \"yes*\": the weights fit, but no published\n"
                            "activation figure exists to size a batch. Training plans use ZeRO/tensor parallelism where needed.\n",
                            *n, gpu.name, util::format_bytes(gpu.memory_bytes));
-  if (f == report::Format::table && std::any_of(rows.begin(), rows.end(), [](const rules::FitRow& r) { return !r.layout.empty(); }))
+  if (text && std::any_of(rows.begin(), rows.end(), [](const rules::FitRow& r) { return !r.layout.empty(); }))
     ctx.out << "\"(tp N)\": the model's heads do not split over every GPU, so N GPUs share each copy and the others\n"
                "hold replicas.\n";
 }
