@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -247,7 +248,7 @@ util::Json to_json(const PerfEstimate& p, const Workload& w) {
     j["decode_tokens_per_s_range"] = to_json(p.decode_tokens_per_s);
     j["decode_total_tokens_per_s"] = p.decode_total_tokens_per_s.typical;
     j["time_to_first_token_s"] = p.compute_known ? util::Json(p.time_to_first_token_s) : util::Json(nullptr);
-    j["decode_bytes_per_step"] = p.decode_bytes_per_step;
+    j["decode_bytes_per_step"] = static_cast<std::int64_t>(std::llround(p.decode_bytes_per_step));  // whole bytes
     j["bandwidth_efficiency"] = p.bandwidth_efficiency;
   }
   j["factors"] = p.factors;
