@@ -157,7 +157,7 @@ void run_compare(Context& ctx, const CompareOptions& o) {
       cols.push_back({h});
     for (const auto& m : metrics()) cols.push_back({m.key});
     if (base)
-      for (const char* h : {"fits", "throughput", "throughput_unit", "time_s"}) cols.push_back({h});
+      for (const char* h : {"model", "task", "fits", "throughput", "throughput_unit", "time_s"}) cols.push_back({h});
     report::Table t(cols);
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       const Gpu& g = *gpus[i];
@@ -178,6 +178,8 @@ void run_compare(Context& ctx, const CompareOptions& o) {
           else tput = p.decode_tokens_per_s.typical, unit = "tokens/s per sequence";
           if (p.time_s) time = p.time_s->typical;
         }
+        r.push_back(w.model.id);
+        r.push_back(std::string(estimate::name(w.task)));
         r.push_back(results[i].fit.fits ? "true" : "false");
         r.push_back(num(tput));
         r.push_back(unit);
@@ -282,6 +284,7 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     return;
   }
   ctx.out << t.render(f, ctx.style);
+  if (f == report::Format::markdown && base) ctx.out << "\nWorkload: " << report::markdown_text(describe(*base)) << "\n";
   if (f == report::Format::table) {
     // Each value metric as bars relative to the best GPU, drawn as the memory breakdown draws shares.
     std::size_t idw = 0, vw = 0;

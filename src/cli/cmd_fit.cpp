@@ -50,11 +50,11 @@ void run_fit(Context& ctx, const FitFlags& o) {
     return;
   }
   if (f == report::Format::csv) {  // one record a model and plan, as in JSON
-    report::Table t({{"model"}, {"params"}, {"plan"}, {"fits"}, {"max_seq_len_tokens"}, {"max_batch"}, {"model_limit"}, {"layout"}});
+    report::Table t({{"gpu_id"}, {"gpus"}, {"model"}, {"params"}, {"plan"}, {"fits"}, {"max_seq_len_tokens"}, {"max_batch"}, {"model_limit"}, {"layout"}});
     auto count = [](const std::optional<long long>& v) { return v ? std::to_string(*v) : std::string(); };
     for (const auto& r : rows) {
       if (!o.kind.empty() && r.model->kind != o.kind) continue;
-      t.add({r.model->id, report::csv_number(r.model->params), r.plan, r.fits ? "true" : "false", count(r.max_seq_len),
+      t.add({gpu.id, std::to_string(*n), r.model->id, report::csv_number(r.model->params), r.plan, r.fits ? "true" : "false", count(r.max_seq_len),
              count(r.max_batch), r.max_seq_len && r.max_seq_capped ? "true" : "false", r.layout});
     }
     ctx.out << t.render(f, ctx.style);

@@ -174,20 +174,28 @@ report::Table breakdown(const MemoryResult& r, bool text, const report::Style& s
 // two more records carry the verdict: the usable memory per GPU and what is spare (negative: short).
 report::Table breakdown_csv(const MemoryResult& r, const catalog::Gpu* gpu) {
   const auto& mem = r.mem;
-  report::Table t({{"line"}, {"memory"}, {"per_gpu_bytes"}, {"all_gpus_bytes"}, {"share_of_gpu_total"}, {"formula"}});
+  // The workload and GPU on every record, so that records of several runs can be stacked.
+  report::Table t({{"model"}, {"task"}, {"precision"}, {"gpus"}, {"gpu_id"}, {"line"}, {"memory"}, {"per_gpu_bytes"},
+                   {"all_gpus_bytes"}, {"share_of_gpu_total"}, {"formula"}});
+  const std::vector<std::string> head = {r.w.model.id, std::string(estimate::name(r.w.task)), r.w.precision,
+                                         std::to_string(r.w.gpus), gpu ? gpu->id : ""};
+  auto add = [&](std::vector<std::string> cells) {
+    cells.insert(cells.begin(), head.begin(), head.end());
+    t.add(std::move(cells));
+  };
   auto bytes = [](double b) { return fmt::format("{:.0f}", b); };
   for (const auto& l : mem.lines) {
     const double share = !l.host && mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
-    t.add({l.label, l.host ? "host" : "gpu", bytes(l.per_gpu_bytes), bytes(l.total_bytes), l.host ? "" : fmt::format("{:.4f}", share),
+    add({l.label, l.host ? "host" : "gpu", bytes(l.per_gpu_bytes), bytes(l.total_bytes), l.host ? "" : fmt::format("{:.4f}", share),
            l.formula});
   }
-  t.add({"total", "gpu", bytes(mem.per_gpu_bytes), bytes(mem.total_bytes), "1", "sum of the gpu lines"});
+  add({"total", "gpu", bytes(mem.per_gpu_bytes), bytes(mem.total_bytes), "1", "sum of the gpu lines"});
   if (mem.host_bytes > 0)
-    t.add({"host RAM total", "host", bytes(mem.per_gpu_host_bytes), bytes(mem.host_bytes), "", "sum of the host lines"});
+    add({"host RAM total", "host", bytes(mem.per_gpu_host_bytes), bytes(mem.host_bytes), "", "sum of the host lines"});
   if (gpu && r.fit) {
-    t.add({"usable", "gpu", bytes(r.fit->usable_bytes), bytes(r.fit->usable_bytes * r.w.gpus), "",
+    add({"usable", "gpu", bytes(r.fit->usable_bytes), bytes(r.fit->usable_bytes * r.w.gpus), "",
            fmt::format("{} capacity less the kept-free share", gpu->id)});
-    t.add({"spare", "gpu", bytes(r.fit->headroom_bytes), bytes(r.fit->headroom_bytes * r.w.gpus), "",
+    add({"spare", "gpu", bytes(r.fit->headroom_bytes), bytes(r.fit->headroom_bytes * r.w.gpus), "",
            r.fit->fits ? "usable - total: fits" : "usable - total: does not fit"});
   }
   return t;

@@ -376,6 +376,30 @@ std::vector<std::string> declared_formats(const std::vector<std::string>& path) 
   return {};
 }
 
+// The first string under one of `keys` (in that order of preference), depth first.
+std::string first_string(const Json& j, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    std::vector<const Json*> todo = {&j};
+    while (!todo.empty()) {
+      const Json* x = todo.front();
+      todo.erase(todo.begin());
+      if (x->is_object()) {
+        if (x->contains(key) && (*x)[key].is_string() && !(*x)[key].get<std::string>().empty()) return (*x)[key].get<std::string>();
+        for (const auto& [k, v] : x->items()) todo.push_back(&v);
+      } else if (x->is_array()) {
+        for (const auto& v : *x) todo.push_back(&v);
+      }
+    }
+  }
+  return {};
+}
+
+// A name as HTML and markdown write it (& and < escaped).
+std::string report_name(std::string name) {
+  for (std::size_t at = name.find('&'); at != std::string::npos; at = name.find('&', at + 5)) name.replace(at, 1, "&amp;");
+  return name;
+}
+
 // RFC 4180 records.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
@@ -459,6 +483,25 @@ TEST_CASE("formats: every command in every format it declares", "[schema][format
       if (c.args.size() >= path.size() && std::equal(path.begin(), path.end(), c.args.begin())) cases.push_back(&c);
     CHECK_FALSE(cases.empty());  // every command with --format has a case above
     for (const auto* c : cases) {
+      // The fact every format must carry: the first GPU the JSON answer names (the top plan, the
+      // GPU checked or inspected), else the model; the same answer in each format's shape.
+      // A text format may give the display name instead of the id.
+      std::string fact, fact_name;
+      if (std::find(formats.begin(), formats.end(), "json") != formats.end()) {
+        auto args = c->args;
+        args.insert(args.end(), {"--format", "json"});
+        const Json doc = Json::parse(test::run_cli(args).out);
+        fact = first_string(doc, {"gpu_id"});
+        if (!fact.empty()) {
+          const auto shown = test::run_cli({"catalog", "show", fact, "--format", "json"});
+          if (shown.code == 0) fact_name = first_string(Json::parse(shown.out), {"name"});
+        } else if (fact = first_string(doc, {"model"}); !fact.empty()) {
+          const auto shown = test::run_cli({"models", "show", fact, "--format", "json"});
+          if (shown.code == 0) fact_name = first_string(Json::parse(shown.out), {"name"});
+        } else {
+          fact = first_string(doc, {"id"});
+        }
+      }
       for (const auto& f : formats) {
         auto args = c->args;
         args.insert(args.end(), {"--format", f});
@@ -473,6 +516,12 @@ TEST_CASE("formats: every command in every format it declares", "[schema][format
         CHECK(r.err.empty());
         CHECK_FALSE(r.out.empty());
         if (r.out.empty()) continue;
+        const bool header_only = f == "csv" && std::count(r.out.begin(), r.out.end(), '\n') <= 1;
+        if (!fact.empty() && f != "sarif" && f != "junit" && !header_only) {
+          INFO("the answer names " << fact << " (" << fact_name << ")");
+          CHECK((r.out.find(fact) != std::string::npos ||
+                 (!fact_name.empty() && r.out.find(report_name(fact_name)) != std::string::npos)));
+        }
         if (f == "json") {
           const Json doc = Json::parse(r.out);
           const Json schema = load_schema(c->schema);
