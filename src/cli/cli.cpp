@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -222,9 +223,25 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
         print_help(err, at->help(parents));
         return static_cast<int>(Exit::usage);
       }
-      // CLI11's "--budget: At Most 1 required but received 2": a flag given twice.
-      if (auto at = msg.find(": At Most 1 required but received "); at != std::string::npos)
-        msg = fmt::format("{}: given {} times; give it once", msg.substr(0, at), msg.substr(at + 34));
+      // CLI11's own sentences, said as the rest of the tool says things.
+      const CLI::App* at_cmd = deepest(&app);
+      const std::string path = command_path(at_cmd);
+      const std::string see = fmt::format(" (see 'gpuadvisor {}--help')", path);
+      static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
+      static const std::regex no_value(R"(^(\S+): (\d+) required (\S+) missing$)");
+      static const std::regex required(R"(^(\S+) is required$)");
+      std::smatch m;
+      if (std::regex_match(msg, m, twice)) {
+        msg = fmt::format("{}: given {} times; give it once", m[1].str(), m[2].str());
+      } else if (std::regex_match(msg, m, no_value)) {
+        msg = fmt::format("{}: needs a value, {} {}{}", m[1].str(), m[2].str() == "1" ? "a" : m[2].str(), m[3].str(), see);
+      } else if (std::regex_match(msg, m, required)) {
+        // A positional: named by its value name (MODEL, GPU), as --help shows it.
+        const CLI::Option* opt = at_cmd->get_option_no_throw(m[1].str());
+        std::string what = opt && !opt->get_type_name().empty() ? opt->get_type_name() : m[1].str();
+        if (opt && !opt->get_description().empty()) what += ": " + opt->get_description();
+        msg = fmt::format("{}: missing {}; see 'gpuadvisor {}--help'", path.empty() ? "gpuadvisor" : path.substr(0, path.size() - 1), what, path);
+      }
       err << "gpuadvisor: error: " << error_line(msg) << "\n";
       return static_cast<int>(Exit::usage);
     }

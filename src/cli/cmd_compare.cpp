@@ -315,7 +315,7 @@ void run_compare(Context& ctx, const CompareOptions& o) {
 void setup_compare(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CompareOptions>();
   auto* cmd = app.add_subcommand("compare", "GPUs side by side: specs, value metrics, and a workload's estimate on each");
-  cmd->add_option("gpus", o->gpus, "Two or more GPU ids, aliases or loose names")->required();
+  cmd->add_option("gpus", o->gpus, "Two or more GPU ids, aliases or loose names")->required()->type_name("GPU");
   cmd->add_flag("--used", o->used, "Use used-market prices where known");
   add_workload_options(*cmd, o->in, ctx);
   add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
