@@ -61,7 +61,11 @@ void setup_logging(std::ostream& err, int verbosity) {
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err);
   auto logger = std::make_shared<spdlog::logger>("gpuadvisor", sink);
   logger->set_pattern("gpuadvisor: %l: %v");
-  logger->set_level(verbosity > 0 ? spdlog::level::debug : verbosity < 0 ? spdlog::level::err : spdlog::level::warn);
+  // -v: the reasoning (debug), -vv: the arithmetic too (trace); -q: errors only.
+  logger->set_level(verbosity > 1   ? spdlog::level::trace
+                    : verbosity > 0 ? spdlog::level::debug
+                    : verbosity < 0 ? spdlog::level::err
+                                    : spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
 
@@ -116,7 +120,8 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
   // Logging is set up before parsing so that parse-time work can log.
   int verbosity = 0;
   for (const auto& a : args) {
-    if (a == "-v" || a == "--verbose") verbosity = 1;
+    if (a == "-v" || a == "--verbose") verbosity = std::max(verbosity, 0) + 1;
+    if (a == "-vv") verbosity = std::max(verbosity, 0) + 2;
     if (a == "-q" || a == "--quiet") verbosity = -1;
   }
   setup_logging(err, verbosity);
@@ -124,8 +129,9 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
   app.set_version_flag("--version", std::string("gpuadvisor ") + kVersion);
   app.require_subcommand(1);
   app.fallthrough();
-  bool verbose_flag = false, quiet_flag = false;  // read before parsing, above
-  app.add_flag("-v,--verbose", verbose_flag, "More log output on stderr");
+  int verbose_flag = 0;  // read before parsing, above
+  bool quiet_flag = false;
+  app.add_flag("-v,--verbose", verbose_flag, "The reasoning on stderr: layout, factors, dropped candidates and why; -vv also the arithmetic");
   app.add_flag("-q,--quiet", quiet_flag, "Only errors on stderr");
   app.footer(
       "Exit codes: 0 ok, 1 the answer is no (nothing fits, a check failed), 2 usage or input error,\n"

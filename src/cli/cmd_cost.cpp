@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "context.h"
+#include "trace.h"
 #include "gpuadvisor/report/html.h"
 #include "gpuadvisor/estimate/cost.h"
 #include "gpuadvisor/util/text.h"
@@ -96,6 +97,8 @@ void run_cost(Context& ctx, const CostFlags& o) {
   auto co = cost_options(ctx, o);
   auto fit = estimate::fit(w, gpu, ctx.efficiency());
   auto perf = estimate::estimate_perf(w, gpu, ctx.efficiency());
+  trace_workload(w, &gpu);
+  trace_perf(perf, gpu);
   auto cost = estimate::estimate_cost(w, gpu, perf, fit.fits, ctx.prices(), co);
   if (!fit.fits) ctx.exit = Exit::no;
 

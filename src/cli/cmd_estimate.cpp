@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "context.h"
+#include "trace.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/util/text.h"
@@ -40,6 +41,8 @@ EstimateResult compute(Context& ctx, const estimate::WorkloadInput& in, const st
   r.w = estimate::plan_layout(ctx.workload(in, &set), set, gpu, ctx.efficiency());
   r.perf = estimate::estimate_perf(r.w, gpu, ctx.efficiency());
   r.fit = estimate::fit(r.w, gpu, ctx.efficiency());
+  trace_workload(r.w, &gpu);
+  trace_perf(r.perf, gpu);
   if (!r.perf.available) throw Error(fmt::format("cannot estimate: {}", r.perf.reason), Exit::usage);
   return r;
 }

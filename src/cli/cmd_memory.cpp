@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "context.h"
+#include "trace.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/report/html.h"
 #include "gpuadvisor/util/json_sink.h"
@@ -47,6 +48,8 @@ MemoryResult compute(Context& ctx, const estimate::WorkloadInput& in, const cata
   if (gpu) r.w = estimate::plan_layout(std::move(r.w), set, *gpu, ctx.efficiency(), headroom);
   r.mem = estimate::estimate_memory(r.w, ctx.efficiency(), explain);
   if (gpu) r.fit = estimate::fit(r.w, *gpu, ctx.efficiency(), headroom);
+  trace_workload(r.w, gpu);
+  trace_memory(r.mem);
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "context.h"
+#include "trace.h"
 #include "html_pages.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
@@ -257,6 +258,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   auto f = ctx.output_format();
   auto req = make_request(ctx, o);
   auto rec = rules::recommend(req, data);
+  trace_recommend(rec);
   if (rec.plans.empty()) ctx.exit = Exit::no;
   const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
 

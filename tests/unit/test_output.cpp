@@ -3,6 +3,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_fixture.h"
 #include "gpuadvisor/report/html.h"
 #include "gpuadvisor/report/output.h"
 #include "gpuadvisor/util/text.h"
@@ -98,4 +99,33 @@ TEST_CASE("report::Table: hostile cells escaped in every format, CSV formulas ne
   SECTION("html: escaped text, no control byte") {
     CHECK(report::html::escape("<b>\x1b[2J</b>") == "&lt;b&gt;\\x1b[2J&lt;/b&gt;");
   }
+}
+
+TEST_CASE("-v traces the reasoning on stderr, -vv the arithmetic; silent by default", "[output][verbose]") {
+  const std::vector<std::string> base = {"memory", "--model", "llama-3.1-8b", "--task", "qlora", "--gpu", "rtx-4090"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  };
+  const auto quiet = with({});
+  const auto v = with({"-v"});
+  const auto vv = with({"-vv"});
+  CHECK(quiet.err.empty());
+  // The answer is the same; only stderr grows.
+  CHECK(v.out == quiet.out);
+  CHECK(vv.out == quiet.out);
+  CHECK(v.code == quiet.code);
+  CHECK(v.err.find("gpuadvisor: debug: layout: 1 GPU of rtx-4090: tensor parallel 1, pipeline 1, data parallel 1, ZeRO 0, "
+                   "checkpointing full\n") != std::string::npos);
+  CHECK(v.err.find("gpuadvisor: debug: memory: ") != std::string::npos);
+  CHECK(v.err.find("trace:") == std::string::npos);
+  CHECK(vv.err.find("gpuadvisor: trace: memory line weights: ") != std::string::npos);
+
+  const auto rec = test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "-v"});
+  CHECK(rec.err.find("gpuadvisor: debug: recommend: ") != std::string::npos);
+  CHECK(rec.err.find("gpuadvisor: debug: plan 1: ") != std::string::npos);
+  CHECK(rec.err.find("failed constraints (a candidate may fail several): ") != std::string::npos);
+  const auto q = test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "-q"});
+  CHECK(q.err.empty());
 }
