@@ -102,7 +102,8 @@ void run_fit(Context& ctx, const FitFlags& o) {
                            "(training) that fits at batch 1; \"(max)\" is the model's own limit; \"no\" does not fit even short;\n"
                            "vision: the largest batch; \"yes*\": the weights fit, but no published\n"
                            "activation figure exists to size a batch. Training plans use ZeRO/tensor parallelism where needed.\n",
-                           *n, gpu.name, util::format_bytes(gpu.memory_bytes));
+                           *n, f == report::Format::markdown ? report::markdown_text(gpu.name) : gpu.name,
+                           util::format_bytes(gpu.memory_bytes));
   if (text && std::any_of(rows.begin(), rows.end(), [](const rules::FitRow& r) { return !r.layout.empty(); }))
     ctx.out << "\"(tp N)\": the model's heads do not split over every GPU, so N GPUs share each copy and the others\n"
                "hold replicas.\n";

@@ -101,7 +101,7 @@ TEST_CASE("report::Table: hostile cells escaped in every format, CSV formulas ne
   }
 }
 
-TEST_CASE("-v traces the reasoning on stderr, -vv the arithmetic; silent by default", "[output][verbose]") {
+TEST_CASE("verbose: -v traces the reasoning on stderr, -vv the arithmetic; silent by default", "[output][verbose]") {
   const std::vector<std::string> base = {"memory", "--model", "llama-3.1-8b", "--task", "qlora", "--gpu", "rtx-4090"};
   auto with = [&](std::vector<std::string> extra) {
     auto args = base;
