@@ -44,7 +44,8 @@ std::string source_file(const std::vector<std::pair<std::string, std::string>>& 
   o << "}  // namespace\n\n"
        "std::optional<std::string_view> snapshot(std::string_view name) {\n";
   for (std::size_t i = 0; i < snaps.size(); ++i)
-    o << "  if (name == \"" << snaps[i].first << "\") return std::string_view(snap" << i << ", " << snaps[i].second.size() << ");\n";
+    o << "  if (name == \"" << snaps[i].first << "\") return std::string_view(snap" << i << ", "
+      << snaps[i].second.size() << ");\n";
   o << "  return std::nullopt;\n}\n\n}  // namespace gpuadvisor::embedded\n";
   return o.str();
 }

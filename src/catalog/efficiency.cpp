@@ -69,8 +69,10 @@ Efficiency Efficiency::parse(const util::JsonDoc& doc) {
 const Efficiency& Efficiency::embedded() {
   static const Efficiency e = [] {
     Efficiency out;
-    if (auto snap = embedded::snapshot("efficiency.json")) decode(*snap, out);
-    else out = parse(embedded::doc("efficiency.json"));
+    if (auto snap = embedded::snapshot("efficiency.json"))
+      decode(*snap, out);
+    else
+      out = parse(embedded::doc("efficiency.json"));
     return out;
   }();
   return e;

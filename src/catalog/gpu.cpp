@@ -1,11 +1,11 @@
 #include "gpuadvisor/catalog/gpu.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <unordered_map>
 #include <set>
 #include <type_traits>
-
-#include <fmt/format.h>
+#include <unordered_map>
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/snapshot.h"
@@ -19,11 +19,11 @@ constexpr std::array<std::string_view, kPrecisions.size()> kPrecisionNames = {"f
                                                                               "fp8",  "fp4",  "int8", "int4"};
 
 constexpr ArchitectureInfo kArchitectures[] = {
-    {"pascal", "nvidia", "Pascal"},     {"volta", "nvidia", "Volta"},     {"turing", "nvidia", "Turing"},
-    {"ampere", "nvidia", "Ampere"},     {"ada", "nvidia", "Ada Lovelace"}, {"hopper", "nvidia", "Hopper"},
-    {"blackwell", "nvidia", "Blackwell"}, {"cdna2", "amd", "CDNA 2"},      {"cdna3", "amd", "CDNA 3"},
-    {"rdna3", "amd", "RDNA 3"},         {"gaudi2", "intel", "Gaudi 2"},   {"gaudi3", "intel", "Gaudi 3"},
-    {"cdna4", "amd", "CDNA 4"},         {"rdna4", "amd", "RDNA 4"},       {"rdna3.5", "amd", "RDNA 3.5"},
+    {"pascal", "nvidia", "Pascal"},       {"volta", "nvidia", "Volta"},      {"turing", "nvidia", "Turing"},
+    {"ampere", "nvidia", "Ampere"},       {"ada", "nvidia", "Ada Lovelace"}, {"hopper", "nvidia", "Hopper"},
+    {"blackwell", "nvidia", "Blackwell"}, {"cdna2", "amd", "CDNA 2"},        {"cdna3", "amd", "CDNA 3"},
+    {"rdna3", "amd", "RDNA 3"},           {"gaudi2", "intel", "Gaudi 2"},    {"gaudi3", "intel", "Gaudi 3"},
+    {"cdna4", "amd", "CDNA 4"},           {"rdna4", "amd", "RDNA 4"},        {"rdna3.5", "amd", "RDNA 3.5"},
     {"xe2", "intel", "Xe2 (Battlemage)"}, {"apple-m3", "apple", "Apple M3"}, {"apple-m4", "apple", "Apple M4"},
     {"apple-m5", "apple", "Apple M5"},
 };
@@ -56,7 +56,8 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.id = f.str("id");
   if (g.id.empty()) f.fail("id", "must not be empty");
   for (char c : g.id)
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'))
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' ||
+          c == '.'))
       f.fail("id", fmt::format("expected a kebab-case id (a-z, 0-9, '-', '.'), got {}", util::quote(g.id)));
   g.name = f.str("name");
   if (f.has("aliases")) {
@@ -81,7 +82,8 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.memory_data_rate_gbps = f.opt_num("memory_data_rate_gbps");
   g.memory_bandwidth_gbs = f.num("memory_bandwidth_gbs");
   if (f.has("peak_tflops")) {
-    util::Fields p(doc, f.raw("peak_tflops"), f.pointer("peak_tflops"), label + (label.empty() ? "" : ": ") + "peak_tflops");
+    util::Fields p(doc, f.raw("peak_tflops"), f.pointer("peak_tflops"),
+                   label + (label.empty() ? "" : ": ") + "peak_tflops");
     for (auto& [key, val] : f.raw("peak_tflops").items()) {
       auto prec = precision_from(key);
       if (!prec) {
@@ -105,7 +107,8 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
   g.street = read_price(f, "street_price");
   g.used = read_price(f, "used_price");
-  if (f.has("status") && !f.raw("status").is_null()) g.status = one_of(f, "status", {"in_production", "end_of_life", "discontinued"});
+  if (f.has("status") && !f.raw("status").is_null())
+    g.status = one_of(f, "status", {"in_production", "end_of_life", "discontinued"});
   if (auto y = f.opt_integer("status_year", 1990, 2100)) g.status_year = static_cast<int>(*y);
   if (f.has("status_source") && !f.raw("status_source").is_null()) g.status_source = read_source(f, "status_source");
   g.status_as_of = f.opt_str("status_as_of").value_or("");
@@ -184,15 +187,19 @@ void Catalog::merge(std::vector<Gpu> gpus) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) at.emplace(gpus_[i].id, i);
   for (auto& g : gpus) {
     auto [it, fresh] = at.emplace(g.id, gpus_.size());
-    if (fresh) gpus_.push_back(std::move(g));
-    else gpus_[it->second] = std::move(g);
+    if (fresh)
+      gpus_.push_back(std::move(g));
+    else
+      gpus_[it->second] = std::move(g);
   }
 }
 
 Catalog Catalog::load(const std::vector<std::string>& user_files) {
   Catalog c;
-  if (auto snap = embedded::snapshot("gpus.json")) decode(*snap, c.gpus_);
-  else c.merge(parse(embedded::doc("gpus.json")));
+  if (auto snap = embedded::snapshot("gpus.json"))
+    decode(*snap, c.gpus_);
+  else
+    c.merge(parse(embedded::doc("gpus.json")));
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());
@@ -262,19 +269,22 @@ Result<const Gpu*> Catalog::resolve(std::string_view query) const {
   if (hits.size() > 1) {
     std::vector<std::string> ids;
     for (const auto* g : hits) ids.push_back(g->id);
-    return Result<const Gpu*>::fail(fmt::format("GPU {} is ambiguous: it matches {}", util::quote(query), util::join(ids, ", ")));
+    return Result<const Gpu*>::fail(
+        fmt::format("GPU {} is ambiguous: it matches {}", util::quote(query), util::join(ids, ", ")));
   }
   auto all = names();
-  return Result<const Gpu*>::fail(fmt::format("unknown GPU {}{} (see 'gpuadvisor catalog list')", util::quote(query),
-                                              util::did_you_mean(q, all)));
+  return Result<const Gpu*>::fail(
+      fmt::format("unknown GPU {}{} (see 'gpuadvisor catalog list')", util::quote(query), util::did_you_mean(q, all)));
 }
 
 namespace {
 template <typename T>
 util::Json opt(const std::optional<T>& v) {
   if (!v) return nullptr;
-  if constexpr (std::is_floating_point_v<T>) return util::json_number(*v);
-  else return util::Json(*v);
+  if constexpr (std::is_floating_point_v<T>)
+    return util::json_number(*v);
+  else
+    return util::Json(*v);
 }
 }  // namespace
 
@@ -353,7 +363,8 @@ util::Json to_output_json(const Gpu& g) {
   j["power_max_w"] = opt(g.power_max_w);
   j["interconnect"] = opt(g.interconnect);
   j["nvlink_generation"] = opt(g.nvlink_generation);
-  j["interconnect_bytes_per_s"] = g.interconnect_gbs ? util::json_number(*g.interconnect_gbs * 1e9) : util::Json(nullptr);
+  j["interconnect_bytes_per_s"] =
+      g.interconnect_gbs ? util::json_number(*g.interconnect_gbs * 1e9) : util::Json(nullptr);
   j["pcie_generation"] = opt(g.pcie_generation);
   j["pcie_lanes"] = opt(g.pcie_lanes);
   j["mig_instances"] = opt(g.mig_instances);

@@ -1,8 +1,8 @@
 #include "gpuadvisor/catalog/model.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/snapshot.h"
@@ -28,8 +28,10 @@ double attention_params(const Model& m) {
   const double q_dim = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
   const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   double p = h * q_dim + 2 * h * kv_dim + q_dim * h;
-  if (m.bias) p += q_dim + 2 * kv_dim + h;
-  else if (m.qkv_bias || m.family == "qwen2") p += q_dim + 2 * kv_dim;  // Qwen2 has biases on q, k, v only
+  if (m.bias)
+    p += q_dim + 2 * kv_dim + h;
+  else if (m.qkv_bias || m.family == "qwen2")
+    p += q_dim + 2 * kv_dim;  // Qwen2 has biases on q, k, v only
   return p;
 }
 
@@ -40,7 +42,9 @@ double mlp_params(const Model& m, double inner) {
   return p;
 }
 
-double norm_params(const Model& m) { return m.norm == "layernorm" ? 2.0 * static_cast<double>(m.hidden) : static_cast<double>(m.hidden); }
+double norm_params(const Model& m) {
+  return m.norm == "layernorm" ? 2.0 * static_cast<double>(m.hidden) : static_cast<double>(m.hidden);
+}
 
 std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
 
@@ -167,8 +171,10 @@ double count_params(const Model& m) {
     total += 3 * p * p * h + h + h + h * 1000 + 1000;
   }
   for (int i = 0; i < m.layers; ++i) total += decoder_layer(i);
-  if (m.kind != "encoder") total += norm_params(m);  // final norm
-  else total += 0;
+  if (m.kind != "encoder")
+    total += norm_params(m);  // final norm
+  else
+    total += 0;
   return total;
 }
 
@@ -180,8 +186,8 @@ double count_active_params(const Model& m) {
   e.experts = e.experts_per_token;
   dense.moe = e;
   // Router weights cover all experts.
-  return count_params(dense) + static_cast<double>(m.hidden) * (m.moe->experts - e.experts) *
-                                   (m.layers - m.moe->dense_layers);
+  return count_params(dense) +
+         static_cast<double>(m.hidden) * (m.moe->experts - e.experts) * (m.layers - m.moe->dense_layers);
 }
 
 Model model_from_size(double params) {
@@ -234,15 +240,19 @@ std::vector<Model> ModelSet::parse(const util::JsonDoc& doc) {
 void ModelSet::merge(std::vector<Model> models) {
   for (auto& m : models) {
     auto it = std::find_if(models_.begin(), models_.end(), [&](const Model& x) { return x.id == m.id; });
-    if (it != models_.end()) *it = std::move(m);
-    else models_.push_back(std::move(m));
+    if (it != models_.end())
+      *it = std::move(m);
+    else
+      models_.push_back(std::move(m));
   }
 }
 
 ModelSet ModelSet::load(const std::vector<std::string>& user_files) {
   ModelSet s;
-  if (auto snap = embedded::snapshot("models.json")) decode(*snap, s.models_);
-  else s.merge(parse(embedded::doc("models.json")));
+  if (auto snap = embedded::snapshot("models.json"))
+    decode(*snap, s.models_);
+  else
+    s.merge(parse(embedded::doc("models.json")));
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());
@@ -275,8 +285,9 @@ Result<const Model*> ModelSet::resolve(std::string_view query) const {
   }
   std::vector<std::string> ids;
   for (const auto& m : models_) ids.push_back(m.id);
-  return Result<const Model*>::fail(fmt::format("unknown model {}{} (see 'gpuadvisor models list'; a bare size like 7B also works)",
-                                                util::quote(query), util::did_you_mean(util::lower(query), ids)));
+  return Result<const Model*>::fail(
+      fmt::format("unknown model {}{} (see 'gpuadvisor models list'; a bare size like 7B also works)",
+                  util::quote(query), util::did_you_mean(util::lower(query), ids)));
 }
 
 util::Json to_output_json(const Model& m) {
@@ -308,7 +319,8 @@ util::Json to_output_json(const Model& m) {
   }
   if (m.vision) {
     j["image_size"] = m.vision->image_size ? util::json_number(*m.vision->image_size) : util::Json(nullptr);
-    j["flops_per_image"] = m.vision->gflops_per_image ? util::Json(*m.vision->gflops_per_image * 1e9) : util::Json(nullptr);
+    j["flops_per_image"] =
+        m.vision->gflops_per_image ? util::Json(*m.vision->gflops_per_image * 1e9) : util::Json(nullptr);
     j["activation_bytes_per_image"] =
         m.vision->activation_bytes_per_image ? util::Json(*m.vision->activation_bytes_per_image) : util::Json(nullptr);
   }

@@ -1,6 +1,8 @@
 // Model descriptions users already have: Hugging Face config.json, and the headers of safetensors
 // and GGUF weight files. Headers only: weights are never read, every length is checked against the
 // real file size before anything is read or allocated.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -15,8 +17,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/util/json.h"
@@ -38,29 +38,66 @@ using util::quote;
 /// model says so in its assumptions.
 struct Layout {
   std::string_view type;
-  bool gated = true;         ///< gate, up and down projections (SwiGLU, GeGLU)
-  char bias = 'n';           ///< 'n' none unless attention_bias says so, 'q' q/k/v only, 'a' every linear layer
-  bool layernorm = false;    ///< LayerNorm (weight and bias) instead of RMSNorm
-  bool tied = false;         ///< the class default of tie_word_embeddings
+  bool gated = true;       ///< gate, up and down projections (SwiGLU, GeGLU)
+  char bias = 'n';         ///< 'n' none unless attention_bias says so, 'q' q/k/v only, 'a' every linear layer
+  bool layernorm = false;  ///< LayerNorm (weight and bias) instead of RMSNorm
+  bool tied = false;       ///< the class default of tie_word_embeddings
   std::string_view position = "rope";
   std::string_view family = {};  ///< the docs/data-format.md family when it is not the type
 };
 
 const std::vector<Layout>& layouts() {
   static const std::vector<Layout> table = {
-      {"llama"}, {"llama4_text"}, {"mistral"}, {"mixtral"}, {"ministral"},
-      {"qwen2", true, 'q'}, {"qwen2_moe", true, 'q', false, false, "rope", "qwen2"}, {"qwen3"}, {"qwen3_moe"},
-      {"gemma", true, 'n', false, true}, {"gemma2", true, 'n', false, true}, {"gemma3_text", true, 'n', false, true, "rope", "gemma3"},
-      {"phi3"}, {"phimoe", true, 'a', true}, {"phi", false, 'a', true},
-      {"deepseek_v2", true, 'n', false, false, "rope", "deepseek-v3"}, {"deepseek_v3", true, 'n', false, false, "rope", "deepseek-v3"},
-      {"granite"}, {"granitemoe"}, {"olmo"}, {"olmo2"}, {"olmo3"}, {"olmoe"}, {"internlm2"}, {"internlm3"},
-      {"minicpm"}, {"baichuan"}, {"exaone"}, {"hunyuan_v1_dense"}, {"seed_oss"}, {"smollm3"},
-      {"cohere", true, 'n', true, true}, {"cohere2", true, 'n', true, true},
-      {"starcoder2", false, 'a', true, true}, {"stablelm", true, 'n', true},
-      {"gpt_neox", false, 'a', true}, {"gptj", false, 'a', true}, {"gpt_bigcode", false, 'a', true, true, "learned"},
-      {"bloom", false, 'a', true, true, "alibi"}, {"mpt", false, 'n', true, true, "alibi"},
-      {"opt", false, 'a', true, true, "learned"}, {"chatglm", true, 'q'}, {"glm", true, 'q'}, {"glm4", true, 'q'},
-      {"glm4_moe"}, {"gpt_oss", true, 'a'}, {"ernie4_5"}, {"ernie4_5_moe"}, {"dots1"}, {"bailing_moe"},
+      {"llama"},
+      {"llama4_text"},
+      {"mistral"},
+      {"mixtral"},
+      {"ministral"},
+      {"qwen2", true, 'q'},
+      {"qwen2_moe", true, 'q', false, false, "rope", "qwen2"},
+      {"qwen3"},
+      {"qwen3_moe"},
+      {"gemma", true, 'n', false, true},
+      {"gemma2", true, 'n', false, true},
+      {"gemma3_text", true, 'n', false, true, "rope", "gemma3"},
+      {"phi3"},
+      {"phimoe", true, 'a', true},
+      {"phi", false, 'a', true},
+      {"deepseek_v2", true, 'n', false, false, "rope", "deepseek-v3"},
+      {"deepseek_v3", true, 'n', false, false, "rope", "deepseek-v3"},
+      {"granite"},
+      {"granitemoe"},
+      {"olmo"},
+      {"olmo2"},
+      {"olmo3"},
+      {"olmoe"},
+      {"internlm2"},
+      {"internlm3"},
+      {"minicpm"},
+      {"baichuan"},
+      {"exaone"},
+      {"hunyuan_v1_dense"},
+      {"seed_oss"},
+      {"smollm3"},
+      {"cohere", true, 'n', true, true},
+      {"cohere2", true, 'n', true, true},
+      {"starcoder2", false, 'a', true, true},
+      {"stablelm", true, 'n', true},
+      {"gpt_neox", false, 'a', true},
+      {"gptj", false, 'a', true},
+      {"gpt_bigcode", false, 'a', true, true, "learned"},
+      {"bloom", false, 'a', true, true, "alibi"},
+      {"mpt", false, 'n', true, true, "alibi"},
+      {"opt", false, 'a', true, true, "learned"},
+      {"chatglm", true, 'q'},
+      {"glm", true, 'q'},
+      {"glm4", true, 'q'},
+      {"glm4_moe"},
+      {"gpt_oss", true, 'a'},
+      {"ernie4_5"},
+      {"ernie4_5_moe"},
+      {"dots1"},
+      {"bailing_moe"},
   };
   return table;
 }
@@ -74,10 +111,10 @@ const Layout* find_layout(std::string_view type) {
 /// Vision-language wrappers: the text backbone's model type when text_config does not name it.
 std::string_view text_type_of(std::string_view outer) {
   static const std::map<std::string_view, std::string_view> types = {
-      {"llava", "llama"},          {"llava_next", "llama"},        {"mistral3", "mistral"},
-      {"gemma3", "gemma3_text"},   {"paligemma", "gemma"},         {"qwen2_vl", "qwen2"},
-      {"qwen2_5_vl", "qwen2"},     {"qwen3_vl", "qwen3"},          {"qwen3_vl_moe", "qwen3_moe"},
-      {"llama4", "llama4_text"},   {"gemma3n", "gemma3n_text"},    {"kimi_vl", "deepseek_v3"}};
+      {"llava", "llama"},        {"llava_next", "llama"},     {"mistral3", "mistral"},
+      {"gemma3", "gemma3_text"}, {"paligemma", "gemma"},      {"qwen2_vl", "qwen2"},
+      {"qwen2_5_vl", "qwen2"},   {"qwen3_vl", "qwen3"},       {"qwen3_vl_moe", "qwen3_moe"},
+      {"llama4", "llama4_text"}, {"gemma3n", "gemma3n_text"}, {"kimi_vl", "deepseek_v3"}};
   auto it = types.find(outer);
   return it == types.end() ? std::string_view{} : it->second;
 }
@@ -142,7 +179,8 @@ std::vector<bool> moe_layers(const Fields& f, int layers) {
   }
   const std::int64_t first_dense = first_int(f, {"first_k_dense_replace"}, 0, layers).value_or(0);
   const std::int64_t freq = first_int(f, {"moe_layer_freq"}, 1, kMaxLayers).value_or(1);
-  const std::int64_t step = first_int(f, {"decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers).value_or(1);
+  const std::int64_t step =
+      first_int(f, {"decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers).value_or(1);
   std::set<std::int64_t> dense_only;
   if (f.has("mlp_only_layers"))
     for (auto i : int_list(f, "mlp_only_layers", 0, layers - 1)) dense_only.insert(i);
@@ -169,7 +207,8 @@ AttentionLayout attention_layout(const Fields& f, std::string_view type, int lay
                               "parameters and state of the other layers are not known",
                               key));
   std::optional<std::int64_t> window;
-  if (f.has("sliding_window") && f.raw("sliding_window").is_number()) window = f.integer("sliding_window", 1, kMaxContext);
+  if (f.has("sliding_window") && f.raw("sliding_window").is_number())
+    window = f.integer("sliding_window", 1, kMaxContext);
   if (f.has("layer_types")) {
     const auto& list = f.raw("layer_types");
     if (!list.is_array() || list.size() != static_cast<std::size_t>(layers))
@@ -177,8 +216,10 @@ AttentionLayout attention_layout(const Fields& f, std::string_view type, int lay
     int full = 0;
     for (const auto& v : list) {
       std::string kind = v.is_string() ? v.get<std::string>() : util::json_snippet(v);
-      if (kind == "full_attention" || kind == "attention") ++full;
-      else if (kind == "sliding_attention" || kind == "chunked_attention") ++a.sliding_layers;
+      if (kind == "full_attention" || kind == "attention")
+        ++full;
+      else if (kind == "sliding_attention" || kind == "chunked_attention")
+        ++a.sliding_layers;
       else
         f.fail("layer_types",
                fmt::format("layer kind {} is not attention: gpuadvisor counts attention layers only, and the "
@@ -204,11 +245,12 @@ AttentionLayout attention_layout(const Fields& f, std::string_view type, int lay
     a.window = *window;  // alternating, the first layer local (Gemma 2 technical report)
     a.sliding_layers = (layers + 1) / 2;
   } else if (type == "gemma3_text" || type == "cohere2") {
-    std::int64_t pattern = first_int(f, {"sliding_window_pattern"}, 1, kMaxLayers).value_or(type == "gemma3_text" ? 6 : 4);
+    std::int64_t pattern =
+        first_int(f, {"sliding_window_pattern"}, 1, kMaxLayers).value_or(type == "gemma3_text" ? 6 : 4);
     a.window = *window;
     a.sliding_layers = layers - as_int(layers / pattern);
-  } else if (f.opt_bool("use_sliding_window").value_or(type == "mistral" || type == "mixtral" || type == "phi3" ||
-                                                       type == "starcoder2")) {
+  } else if (f.opt_bool("use_sliding_window")
+                 .value_or(type == "mistral" || type == "mixtral" || type == "phi3" || type == "starcoder2")) {
     // Qwen configs carry a sliding_window but leave it off (use_sliding_window false); from
     // max_window_layers on the layers would use it.
     int from = as_int(first_int(f, {"max_window_layers"}, 0, layers).value_or(0));
@@ -229,20 +271,26 @@ AttentionLayout attention_layout(const Fields& f, std::string_view type, int lay
 /// `depth` layers (attention with biases, an MLP, two norms), the patch embedding and position
 /// table, and the projector of the wrapper type. Norms and biases are a few parameters in a
 /// million; the layer matrices and the projector are what counts.
-double vision_params(const Fields& v, std::string_view outer, std::int64_t text_hidden, std::vector<std::string>& notes) {
+double vision_params(const Fields& v, std::string_view outer, std::int64_t text_hidden,
+                     std::vector<std::string>& notes) {
   const std::string vt = v.opt_str("model_type").value_or(std::string(outer));
-  const double layers = static_cast<double>(need_int(v, {"depth", "num_hidden_layers", "num_layers"}, 1, kMaxLayers, "the vision tower depth"));
-  const double h = static_cast<double>(need_int(v, {"embed_dim", "hidden_size", "width"}, 1, kMaxWidth, "the vision tower width"));
+  const double layers = static_cast<double>(
+      need_int(v, {"depth", "num_hidden_layers", "num_layers"}, 1, kMaxLayers, "the vision tower depth"));
+  const double h =
+      static_cast<double>(need_int(v, {"embed_dim", "hidden_size", "width"}, 1, kMaxWidth, "the vision tower width"));
   double inner = 4 * h;
-  if (auto i = first_int(v, {"intermediate_size"}, 1, kMaxWidth)) inner = static_cast<double>(*i);
-  else if (auto r = v.opt_num("mlp_ratio")) inner = *r * h;
+  if (auto i = first_int(v, {"intermediate_size"}, 1, kMaxWidth))
+    inner = static_cast<double>(*i);
+  else if (auto r = v.opt_num("mlp_ratio"))
+    inner = *r * h;
   const bool pixtral = vt == "pixtral";
-  const bool gated = pixtral || vt == "qwen2_5_vl" || vt == "mllama" ;
+  const bool gated = pixtral || vt == "qwen2_5_vl" || vt == "mllama";
   const bool bias = !pixtral;
   double layer = 4 * h * h + (gated ? 3 : 2) * h * inner + 4 * h;  // matrices and two norms
   if (bias) layer += 4 * h + (gated ? 2 : 1) * inner + h;
   const double p = static_cast<double>(first_int(v, {"patch_size"}, 1, 4096).value_or(14));
-  const double channels = static_cast<double>(first_int(v, {"num_channels", "in_channels", "in_chans"}, 1, 64).value_or(3));
+  const double channels =
+      static_cast<double>(first_int(v, {"num_channels", "in_channels", "in_chans"}, 1, 64).value_or(3));
   const double temporal = static_cast<double>(first_int(v, {"temporal_patch_size"}, 1, 64).value_or(1));
   double total = layers * layer + channels * temporal * p * p * h + 4 * h;  // patch embedding, pre/post norms
   // Learned position table: (image / patch)^2 entries (CLIP and Llama 4 add a class token);
@@ -270,7 +318,8 @@ double vision_params(const Fields& v, std::string_view outer, std::int64_t text_
     const double out = static_cast<double>(first_int(v, {"out_hidden_size"}, 1, kMaxWidth).value_or(text_hidden));
     double merger = 2 * h + wide * wide + wide + wide * out + out;
     double mergers = 1;
-    if (v.has("deepstack_visual_indexes")) mergers += static_cast<double>(int_list(v, "deepstack_visual_indexes", 0, kMaxLayers).size());
+    if (v.has("deepstack_visual_indexes"))
+      mergers += static_cast<double>(int_list(v, "deepstack_visual_indexes", 0, kMaxLayers).size());
     total += mergers * merger;
     notes.push_back("vision tower and patch merger counted from vision_config");
   } else if (outer == "llama4") {
@@ -283,23 +332,27 @@ double vision_params(const Fields& v, std::string_view outer, std::int64_t text_
     total += h / (ratio * ratio) * in + in * mid + vout * t;
     notes.push_back("vision tower, pixel-shuffle adapter and projector counted from vision_config");
   } else {
-    notes.push_back(fmt::format("vision tower counted from vision_config as a ViT; the {} projector is not counted", outer));
+    notes.push_back(
+        fmt::format("vision tower counted from vision_config as a ViT; the {} projector is not counted", outer));
   }
   return total;
 }
 
 /// The mixture of experts of a decoder, from its usual keys; nullopt for a dense model.
 std::optional<MoE> read_moe(const Fields& f, std::string_view type, Model& m) {
-  auto experts = first_int(f, {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, kMaxExperts);
+  auto experts =
+      first_int(f, {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, kMaxExperts);
   if (!experts || *experts <= 1) return std::nullopt;
   MoE moe;
   moe.experts = as_int(*experts);
-  moe.experts_per_token = as_int(need_int(f, {"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_top_k", "top_k"}, 1,
-                                          moe.experts, "the experts per token"));
+  moe.experts_per_token =
+      as_int(need_int(f, {"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_top_k", "top_k"}, 1,
+                      moe.experts, "the experts per token"));
   // Per-expert width: its own key where the dense layers differ (DeepSeek, Qwen MoE, GLM-4.5),
   // else intermediate_size (Mixtral, gpt-oss, Llama 4, OLMoE, Granite MoE).
   auto expert_width = first_int(f, {"moe_intermediate_size", "expert_intermediate_size"}, 1, kMaxWidth);
-  moe.expert_intermediate = expert_width ? *expert_width : need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the expert MLP width");
+  moe.expert_intermediate =
+      expert_width ? *expert_width : need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the expert MLP width");
   if (auto shared = first_int(f, {"n_shared_experts", "num_shared_experts"}, 0, kMaxExperts)) {
     moe.shared_experts = as_int(*shared);
   } else if (auto width = first_int(f, {"shared_expert_intermediate_size"}, 0, kMaxWidth); width && *width > 0) {
@@ -307,16 +360,18 @@ std::optional<MoE> read_moe(const Fields& f, std::string_view type, Model& m) {
     // of the routed width, which the published models are a whole multiple of.
     moe.shared_experts = as_int((*width + moe.expert_intermediate / 2) / moe.expert_intermediate);
     if (*width % moe.expert_intermediate != 0)
-      m.assumptions.push_back(fmt::format("shared expert width {} counted as {} routed-width experts", *width, moe.shared_experts));
+      m.assumptions.push_back(
+          fmt::format("shared expert width {} counted as {} routed-width experts", *width, moe.shared_experts));
   } else if (type == "llama4_text") {
     moe.shared_experts = 1;  // Llama 4: one shared expert beside the routed ones in every MoE layer
   }
   auto sparse = moe_layers(f, m.layers);
   moe.dense_layers = as_int(std::count(sparse.begin(), sparse.end(), false));
   if (moe.dense_layers > 0) {
-    moe.dense_intermediate = type == "llama4_text" ? need_int(f, {"intermediate_size_mlp"}, 1, kMaxWidth, "the dense-layer MLP width")
-                           : expert_width          ? need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width")
-                                                   : moe.expert_intermediate;
+    moe.dense_intermediate =
+        type == "llama4_text" ? need_int(f, {"intermediate_size_mlp"}, 1, kMaxWidth, "the dense-layer MLP width")
+        : expert_width        ? need_int(f, {"intermediate_size"}, 1, kMaxWidth, "the dense-layer MLP width")
+                              : moe.expert_intermediate;
   }
   return moe;
 }
@@ -336,9 +391,10 @@ Model read_text_model(const Fields& f, std::string type) {
   m.family = !lay.family.empty() ? std::string(lay.family) : type;
   m.kind = bert ? "encoder" : t5 ? "encoder-decoder" : "decoder";
   if (!named && !gpt2 && !bert && !t5 && !falcon)
-    m.assumptions.push_back(fmt::format("model type {} read as a Llama-style decoder from its standard keys: gated MLP, "
-                                        "RMSNorm, rotary positions, biases only where attention_bias says so",
-                                        util::quote(type)));
+    m.assumptions.push_back(
+        fmt::format("model type {} read as a Llama-style decoder from its standard keys: gated MLP, "
+                    "RMSNorm, rotary positions, biases only where attention_bias says so",
+                    util::quote(type)));
 
   // Shape.
   if (t5) {
@@ -351,9 +407,11 @@ Model read_text_model(const Fields& f, std::string type) {
     m.hidden = need_int(f, {"n_embd", "hidden_size"}, 1, kMaxWidth, "the model width");
     m.heads = as_int(need_int(f, {"n_head", "num_attention_heads"}, 1, kMaxHeads, "the number of attention heads"));
   } else {
-    m.layers = as_int(need_int(f, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, 1, kMaxLayers, "the number of layers"));
+    m.layers = as_int(
+        need_int(f, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, 1, kMaxLayers, "the number of layers"));
     m.hidden = need_int(f, {"hidden_size", "n_embd", "d_model"}, 1, kMaxWidth, "the model width");
-    m.heads = as_int(need_int(f, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, 1, kMaxHeads, "the number of attention heads"));
+    m.heads = as_int(need_int(f, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, 1, kMaxHeads,
+                              "the number of attention heads"));
   }
   // ChatGLM's embedding is padded_vocab_size rows; vocab_size there is the tokenizer's.
   m.vocab = need_int(f, {"padded_vocab_size", "vocab_size"}, 1, kMaxVocab, "the vocabulary size");
@@ -379,7 +437,8 @@ Model read_text_model(const Fields& f, std::string type) {
     m.kv_heads = as_int(f.integer("multi_query_group_num", 1, kMaxHeads));
     kv_key = "multi_query_group_num";
   } else {
-    m.kv_heads = as_int(first_int(f, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, 1, kMaxHeads).value_or(m.heads));
+    m.kv_heads =
+        as_int(first_int(f, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, 1, kMaxHeads).value_or(m.heads));
   }
   if (m.heads % m.kv_heads != 0)
     f.fail(kv_key, fmt::format("{} key/value heads do not divide the {} attention heads", m.kv_heads, m.heads));
@@ -396,9 +455,11 @@ Model read_text_model(const Fields& f, std::string type) {
     m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
   } else if (type.starts_with("deepseek")) {
     need_int(f, {"kv_lora_rank"}, 1, kMaxWidth, "the latent KV rank");
-  } else if (auto hd = first_int(f, t5 ? std::initializer_list<const char*>{"d_kv"}
-                                       : std::initializer_list<const char*>{"head_dim", "kv_channels", "attention_head_dim"},
-                                 1, kMaxWidth)) {
+  } else if (auto hd =
+                 first_int(f,
+                           t5 ? std::initializer_list<const char*>{"d_kv"}
+                              : std::initializer_list<const char*>{"head_dim", "kv_channels", "attention_head_dim"},
+                           1, kMaxWidth)) {
     m.head_dim = *hd;
   } else {
     if (m.hidden % m.heads != 0)
@@ -424,7 +485,8 @@ Model read_text_model(const Fields& f, std::string type) {
   } else {
     m.intermediate = need_int(f, {"intermediate_size", "ffn_hidden_size"}, 1, kMaxWidth, "the MLP width");
   }
-  if (type == "mpt" && f.has("expansion_ratio")) m.intermediate = std::llround(f.num("expansion_ratio") * static_cast<double>(m.hidden));
+  if (type == "mpt" && f.has("expansion_ratio"))
+    m.intermediate = std::llround(f.num("expansion_ratio") * static_cast<double>(m.hidden));
 
   // Embeddings: the transformers class defaults apply when the key is absent.
   bool tied_default = gpt2 || bert || t5 || falcon || lay.tied;
@@ -490,9 +552,10 @@ Model read_text_model(const Fields& f, std::string type) {
     if (!a.note.empty()) m.assumptions.push_back(a.note);
   }
   if (auto mtp = first_int(f, {"num_nextn_predict_layers"}, 0, kMaxLayers); mtp && *mtp > 0)
-    m.assumptions.push_back(fmt::format("{} multi-token-prediction layer{} (num_nextn_predict_layers) not counted: "
-                                        "inference engines load {} only for speculative decoding",
-                                        *mtp, *mtp == 1 ? "" : "s", *mtp == 1 ? "it" : "them"));
+    m.assumptions.push_back(
+        fmt::format("{} multi-token-prediction layer{} (num_nextn_predict_layers) not counted: "
+                    "inference engines load {} only for speculative decoding",
+                    *mtp, *mtp == 1 ? "" : "s", *mtp == 1 ? "it" : "them"));
   m.params = 0;  // the caller counts them (count_params)
   return m;
 }
@@ -521,9 +584,11 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   util::Json text_json = wrapped ? root.raw("text_config") : util::Json::object();
   std::vector<std::string> defaulted;
   if (wrapped && type == "gemma3_text" && text_json.is_object()) {
-    static const std::vector<std::pair<const char*, std::int64_t>> defaults = {
-        {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
-        {"vocab_size", 262208},     {"max_position_embeddings", 131072}};
+    static const std::vector<std::pair<const char*, std::int64_t>> defaults = {{"num_attention_heads", 8},
+                                                                               {"num_key_value_heads", 4},
+                                                                               {"head_dim", 256},
+                                                                               {"vocab_size", 262208},
+                                                                               {"max_position_embeddings", 131072}};
     for (const auto& [key, value] : defaults)
       if (!text_json.contains(key)) {
         text_json[key] = value;
@@ -534,7 +599,8 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   if (wrapped) text.emplace(doc, text_json, "/text_config", "text_config");
   const Fields& f = wrapped ? *text : root;
   if (wrapped && type.empty())
-    f.fail("model_type", fmt::format("missing; the text backbone of a {} config needs its model type", util::quote(outer)));
+    f.fail("model_type",
+           fmt::format("missing; the text backbone of a {} config needs its model type", util::quote(outer)));
 
   Model m;
   try {
@@ -550,7 +616,8 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   }
   m.origin = doc.origin();
   if (!defaulted.empty())
-    m.assumptions.push_back(fmt::format("text_config leaves out {}: the transformers {} defaults", util::join(defaulted, ", "), type));
+    m.assumptions.push_back(
+        fmt::format("text_config leaves out {}: the transformers {} defaults", util::join(defaulted, ", "), type));
   if (type != outer) m.family = m.family == type ? outer : m.family;
   if (root.has("vision_config")) {
     // Qwen2-VL configs give only what differs from Qwen2VLVisionConfig's defaults (the 7B and
@@ -558,17 +625,18 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
     util::Json vision_json = root.raw("vision_config");
     if (outer == "qwen2_vl" && vision_json.is_object()) {
       static const std::vector<std::pair<const char*, std::int64_t>> defaults = {
-          {"depth", 32}, {"embed_dim", 1280}, {"mlp_ratio", 4}, {"num_heads", 16},
+          {"depth", 32},      {"embed_dim", 1280},       {"mlp_ratio", 4},          {"num_heads", 16},
           {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
       std::vector<std::string> filled;
       for (const auto& [key, value] : defaults)
-        if (!vision_json.contains(key) && !(std::string_view(key) == "patch_size" && vision_json.contains("spatial_patch_size"))) {
+        if (!vision_json.contains(key) &&
+            !(std::string_view(key) == "patch_size" && vision_json.contains("spatial_patch_size"))) {
           vision_json[key] = value;
           filled.push_back(fmt::format("{} {}", key, value));
         }
       if (!filled.empty())
-        m.assumptions.push_back(fmt::format("vision_config leaves out {}: the transformers Qwen2VLVisionConfig defaults",
-                                            util::join(filled, ", ")));
+        m.assumptions.push_back(fmt::format(
+            "vision_config leaves out {}: the transformers Qwen2VLVisionConfig defaults", util::join(filled, ", ")));
       if (!vision_json.contains("patch_size") && vision_json.contains("spatial_patch_size"))
         vision_json["patch_size"] = vision_json["spatial_patch_size"];
     }
@@ -596,8 +664,8 @@ constexpr std::uint64_t kMaxGgufString = 1u << 20;
 // Totals over a whole GGUF header (docs/limits.md): real files hold one tokenizer of at most a few
 // hundred thousand tokens and merges, a few MB of text, and tensor names of under 64 bytes
 // (GGML_MAX_NAME).
-constexpr std::uint64_t kMaxGgufElements = std::uint64_t{1} << 24;        // array elements, all arrays
-constexpr std::uint64_t kMaxGgufStringBytes = std::uint64_t{256} << 20;   // keys, string values, names
+constexpr std::uint64_t kMaxGgufElements = std::uint64_t{1} << 24;       // array elements, all arrays
+constexpr std::uint64_t kMaxGgufStringBytes = std::uint64_t{256} << 20;  // keys, string values, names
 constexpr std::uint64_t kMaxGgufTensorName = 256;
 // safetensors headers: tensors per file (real checkpoints hold tens of thousands at most).
 constexpr std::size_t kMaxSafetensorsTensors = 500'000;
@@ -626,7 +694,9 @@ class Reader {
     // with no writer would also block the open).
     if (!fs::is_regular_file(st))
       throw Error(fmt::format("{}: not a regular file ({}), expected a model file", path_,
-                              fs::is_fifo(st) ? "a named pipe" : fs::is_character_file(st) ? "a device" : "a special file"));
+                              fs::is_fifo(st)             ? "a named pipe"
+                              : fs::is_character_file(st) ? "a device"
+                                                          : "a special file"));
     size_ = fs::file_size(path_, ec);
     if (ec) throw Error(fmt::format("{}: cannot read file size: {}", path_, util::os_error(ec.value())));
     errno = 0;
@@ -777,9 +847,10 @@ std::optional<std::string> lfs_pointer(const std::string& path) {
 }
 
 [[noreturn]] void lfs_error(const std::string& path, const std::string& what) {
-  throw Error(fmt::format("{}: {}, not the weights (the clone was made without git-lfs): run 'git lfs pull' there, "
-                          "or give the .safetensors.index.json, whose metadata.total_size is read",
-                          path, what));
+  throw Error(
+      fmt::format("{}: {}, not the weights (the clone was made without git-lfs): run 'git lfs pull' there, "
+                  "or give the .safetensors.index.json, whose metadata.total_size is read",
+                  path, what));
 }
 
 // ---- safetensors
@@ -911,8 +982,10 @@ TensorStats read_index(const std::string& path) {
   std::size_t missing = 0, pointers = 0;
   for (const auto& s : shards) {
     std::error_code ec;
-    if (!fs::is_regular_file(dir / s, ec)) ++missing;
-    else if (lfs_pointer((dir / s).string())) ++pointers;
+    if (!fs::is_regular_file(dir / s, ec))
+      ++missing;
+    else if (lfs_pointer((dir / s).string()))
+      ++pointers;
   }
 
   TensorStats stats;
@@ -920,8 +993,8 @@ TensorStats read_index(const std::string& path) {
   if (missing + pointers > 0) {
     // Only the index came down (or Git LFS pointers in place of the shards): its total is the
     // weight bytes; the parameter count is unknown.
-    std::string why = missing > 0 && pointers > 0
-                          ? fmt::format("{} of {} shards absent and {} Git LFS pointers", missing, shards.size(), pointers)
+    std::string why = missing > 0 && pointers > 0 ? fmt::format("{} of {} shards absent and {} Git LFS pointers",
+                                                                missing, shards.size(), pointers)
                       : missing > 0 ? fmt::format("{} of {} shards not beside the index", missing, shards.size())
                                     : fmt::format("{} of {} shards are Git LFS pointers", pointers, shards.size());
     if (!total_size) throw Error(fmt::format("{}: {} and the index has no metadata.total_size", path, why));
@@ -1057,7 +1130,8 @@ void skip_gguf_value(Reader& in, std::uint32_t type, const std::string& key, int
 /// Skips an array value (after its type), returning its element count.
 std::uint64_t skip_gguf_array(Reader& in, const std::string& key, int depth) {
   if (depth >= kMaxGgufArrayDepth)
-    throw Error(fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
+    throw Error(
+        fmt::format("{}: GGUF key {}: arrays nested deeper than {}", in.path(), quote(key), kMaxGgufArrayDepth));
   auto elem = in.le<std::uint32_t>();
   auto count = in.le<std::uint64_t>();
   if (auto esize = gguf_fixed_size(elem)) {
@@ -1107,12 +1181,12 @@ TensorStats read_gguf(const std::string& path) {
     if (key == "general.architecture" && type == kString) {
       architecture = gguf_string(in);
     } else if (type == kU32 || type == kI32 || type == kU64 || type == kI64 || type == kU16 || type == kI16) {
-      std::uint64_t v = type == kU16 || type == kI16 ? in.le<std::uint16_t>()
+      std::uint64_t v = type == kU16 || type == kI16   ? in.le<std::uint16_t>()
                         : type == kU32 || type == kI32 ? in.le<std::uint32_t>()
-                                                        : in.le<std::uint64_t>();
+                                                       : in.le<std::uint64_t>();
       // Negative values (signed types) are no shape: leave them out.
-      bool negative = (type == kI16 && (v & 0x8000u)) || (type == kI32 && (v & 0x80000000u)) ||
-                      (type == kI64 && (v >> 63));
+      bool negative =
+          (type == kI16 && (v & 0x8000u)) || (type == kI32 && (v & 0x80000000u)) || (type == kI64 && (v >> 63));
       if (key == "general.alignment") {
         if (type != kU32)
           throw Error(
@@ -1223,7 +1297,8 @@ TensorStats read_gguf(const std::string& path) {
     g.kv_lora_rank = get("attention.kv_lora_rank");
     g.rope_dim = get("rope.dimension_count");
     g.sliding_window = get("attention.sliding_window");
-    g.vocab = get("vocab_size") ? get("vocab_size") : static_cast<std::int64_t>(std::min<std::uint64_t>(tokens, kMaxGgufElements));
+    g.vocab = get("vocab_size") ? get("vocab_size")
+                                : static_cast<std::int64_t>(std::min<std::uint64_t>(tokens, kMaxGgufElements));
     stats.shape = g;
   }
   if (auto it = numbers.find("split.count"); it != numbers.end() && it->second > 1) {
@@ -1246,11 +1321,15 @@ std::optional<SplitName> split_gguf_name(const std::string& path) {
   // llama.cpp's gguf-split names its parts PREFIX-%05d-of-%05d.gguf.
   std::string name = fs::path(path).filename().string();
   const std::string tail = ".gguf";
-  if (name.size() < 15 + tail.size() || util::lower(name.substr(name.size() - tail.size())) != tail) return std::nullopt;
+  if (name.size() < 15 + tail.size() || util::lower(name.substr(name.size() - tail.size())) != tail)
+    return std::nullopt;
   std::string core = name.substr(0, name.size() - tail.size());
-  auto digits = [](const std::string& t) { return t.size() == 5 && t.find_first_not_of("0123456789") == std::string::npos; };
+  auto digits = [](const std::string& t) {
+    return t.size() == 5 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
   std::string of = core.substr(core.size() - 15);  // "-00001-of-00003"
-  if (of[0] != '-' || of.substr(6, 4) != "-of-" || !digits(of.substr(1, 5)) || !digits(of.substr(10, 5))) return std::nullopt;
+  if (of[0] != '-' || of.substr(6, 4) != "-of-" || !digits(of.substr(1, 5)) || !digits(of.substr(10, 5)))
+    return std::nullopt;
   SplitName s{(fs::path(path).parent_path() / core.substr(0, core.size() - 15)).string(), std::stoi(of.substr(1, 5)),
               std::stoi(of.substr(10, 5))};
   if (s.part < 1 || s.count < 1 || s.part > s.count) return std::nullopt;
@@ -1308,7 +1387,8 @@ TensorStats read_model_file(const std::string& path) {
 }
 
 Result<Model> model_from_gguf(const TensorStats& stats) {
-  if (!stats.shape) return Result<Model>::fail(fmt::format("{}: the GGUF metadata names no general.architecture", stats.origin));
+  if (!stats.shape)
+    return Result<Model>::fail(fmt::format("{}: the GGUF metadata names no general.architecture", stats.origin));
   const GgufShape& g = *stats.shape;
   std::vector<std::string> missing;
   if (g.layers <= 0) missing.push_back(g.architecture + ".block_count");
@@ -1323,7 +1403,8 @@ Result<Model> model_from_gguf(const TensorStats& stats) {
   m.layers = static_cast<int>(std::min<std::int64_t>(g.layers, kMaxLayers));
   m.hidden = std::min<std::int64_t>(g.hidden, kMaxWidth);
   m.heads = static_cast<int>(std::min<std::int64_t>(g.heads, kMaxHeads));
-  m.kv_heads = g.kv_heads > 0 && g.kv_heads <= m.heads && m.heads % g.kv_heads == 0 ? static_cast<int>(g.kv_heads) : m.heads;
+  m.kv_heads =
+      g.kv_heads > 0 && g.kv_heads <= m.heads && m.heads % g.kv_heads == 0 ? static_cast<int>(g.kv_heads) : m.heads;
   m.head_dim = g.head_dim > 0 ? std::min<std::int64_t>(g.head_dim, kMaxWidth) : m.hidden / m.heads;
   m.intermediate = std::min<std::int64_t>(g.intermediate, kMaxWidth);
   m.vocab = std::min<std::int64_t>(g.vocab, kMaxVocab);
@@ -1345,9 +1426,10 @@ Result<Model> model_from_gguf(const TensorStats& stats) {
     m.moe = moe;
   }
   if (g.sliding_window > 0 && (m.max_context == 0 || g.sliding_window < m.max_context))
-    m.assumptions.push_back(fmt::format("{}.attention.sliding_window {}: every layer's KV cache counted in full (the "
-                                        "metadata does not say which layers slide)",
-                                        g.architecture, g.sliding_window));
+    m.assumptions.push_back(
+        fmt::format("{}.attention.sliding_window {}: every layer's KV cache counted in full (the "
+                    "metadata does not say which layers slide)",
+                    g.architecture, g.sliding_window));
   m.params = stats.params;
   m.origin = stats.origin;
   m.assumptions.push_back(fmt::format(

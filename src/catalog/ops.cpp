@@ -1,11 +1,11 @@
 #include "gpuadvisor/catalog/ops.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/gpu.h"
@@ -71,18 +71,22 @@ std::map<std::string, std::optional<std::string>> by_cc(const util::Fields& f, c
   std::map<std::string, std::optional<std::string>> out;
   if (!f.has(key)) return out;
   const auto& obj = f.raw(key);
-  if (!obj.is_object()) f.fail(key, "expected an object of compute capability -> version, got " + util::json_snippet(obj));
+  if (!obj.is_object())
+    f.fail(key, "expected an object of compute capability -> version, got " + util::json_snippet(obj));
   util::Fields sub(f.doc(), obj, f.pointer(key), "");
   for (auto& [cc, v] : obj.items()) {
-    if (v.is_null()) out[cc] = std::nullopt;
-    else out[cc] = version(sub, cc);
+    if (v.is_null())
+      out[cc] = std::nullopt;
+    else
+      out[cc] = version(sub, cc);
   }
   return out;
 }
 
 ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::string& ptr) {
   std::string label;
-  if (j.is_object() && j.contains("id") && j["id"].is_string()) label = "architecture '" + j["id"].get<std::string>() + "'";
+  if (j.is_object() && j.contains("id") && j["id"].is_string())
+    label = "architecture '" + j["id"].get<std::string>() + "'";
   util::Fields f(doc, j, ptr, label);
   ArchCompat a;
   a.id = f.str("id");
@@ -90,7 +94,8 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
   a.compute_capabilities = strings(f, "compute_capabilities", true);
   if (a.compute_capabilities.empty()) f.fail("compute_capabilities", "must not be empty");
   for (const auto& cc : a.compute_capabilities)
-    if (!parse_version(cc)) f.fail("compute_capabilities", fmt::format("expected versions like 8.6, got {}", util::quote(cc)));
+    if (!parse_version(cc))
+      f.fail("compute_capabilities", fmt::format("expected versions like 8.6, got {}", util::quote(cc)));
   a.first_cuda = version(f, "first_cuda");
   a.last_cuda = opt_version(f, "last_cuda");
   a.first_cuda_by_cc = by_cc(f, "first_cuda_by_cc");
@@ -107,8 +112,9 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
   a.renumbered_ccs = text_by_cc(f, "renumbered_ccs");
   for (const auto& [old_cc, new_cc] : a.renumbered_ccs)
     if (std::find(a.compute_capabilities.begin(), a.compute_capabilities.end(), new_cc) == a.compute_capabilities.end())
-      f.fail("renumbered_ccs", fmt::format("{} is renumbered to {}, which is not one of {} ({})", util::quote(old_cc),
-                                           util::quote(new_cc), util::quote(a.id), util::join(a.compute_capabilities, ", ")));
+      f.fail("renumbered_ccs",
+             fmt::format("{} is renumbered to {}, which is not one of {} ({})", util::quote(old_cc),
+                         util::quote(new_cc), util::quote(a.id), util::join(a.compute_capabilities, ", ")));
   // A per compute capability override for a capability the architecture does not list is a typo.
   auto check_ccs = [&](const std::string& key, const auto& m) {
     for (const auto& entry : m) {
@@ -139,11 +145,13 @@ ArchCompat parse_arch(const util::JsonDoc& doc, const util::Json& j, const std::
   }
   if (f.has("features_by_cc")) {
     const auto& obj = f.raw("features_by_cc");
-    if (!obj.is_object()) f.fail("features_by_cc", "expected an object of compute capability -> features, got " + util::json_snippet(obj));
+    if (!obj.is_object())
+      f.fail("features_by_cc", "expected an object of compute capability -> features, got " + util::json_snippet(obj));
     for (auto& [cc, feats] : obj.items()) {
       util::Fields ff(doc, feats, f.pointer("features_by_cc") + "/" + cc, label + ": features_by_cc");
       for (auto& [k, v] : feats.items()) {
-        static const std::set<std::string> known = {"tf32", "bf16", "fp8", "fp4", "mig", "structured_sparsity", "transformer_engine"};
+        static const std::set<std::string> known = {
+            "tf32", "bf16", "fp8", "fp4", "mig", "structured_sparsity", "transformer_engine"};
         if (!known.count(k)) ff.fail(k, "unknown feature");
         a.features_by_cc[cc][k] = ff.boolean(k);
         (void)v;
@@ -192,7 +200,8 @@ FrameworkRelease parse_release(const util::JsonDoc& doc, const util::Json& j, co
     if (!parse_version(c)) f.fail("cuda", fmt::format("expected CUDA versions like 11.8, got {}", util::quote(c)));
   if (f.has("packages")) {
     const auto& obj = f.raw("packages");
-    if (!obj.is_object()) f.fail("packages", "expected an object of CUDA version -> package name, got " + util::json_snippet(obj));
+    if (!obj.is_object())
+      f.fail("packages", "expected an object of CUDA version -> package name, got " + util::json_snippet(obj));
     util::Fields sub(doc, obj, f.pointer("packages"), "");
     for (auto& [c, v] : obj.items()) {
       if (std::find(r.cuda.begin(), r.cuda.end(), c) == r.cuda.end())
@@ -298,10 +307,12 @@ bool mentions(const Source& s, const std::set<std::string>& used) {
   });
 }
 
-void add_sources(std::vector<Source>& out, const std::vector<Source>& more, const std::set<std::string>* used = nullptr) {
+void add_sources(std::vector<Source>& out, const std::vector<Source>& more,
+                 const std::set<std::string>* used = nullptr) {
   for (const auto& s : more) {
     if (used && !mentions(s, *used)) continue;
-    bool dup = std::any_of(out.begin(), out.end(), [&](const Source& x) { return x.url == s.url && x.title == s.title; });
+    bool dup =
+        std::any_of(out.begin(), out.end(), [&](const Source& x) { return x.url == s.url && x.title == s.title; });
     if (!dup) out.push_back(Source{s.title, s.url, {}});
   }
 }
@@ -334,7 +345,9 @@ std::string Version::prefix(std::size_t n) const {
 
 Result<Version> parse_version(std::string_view text) {
   std::string t = util::trim(text);
-  auto bad = [&] { return Result<Version>::fail(fmt::format("expected a version like 12.4 or 535.104.05, got {}", util::quote(text))); };
+  auto bad = [&] {
+    return Result<Version>::fail(fmt::format("expected a version like 12.4 or 535.104.05, got {}", util::quote(text)));
+  };
   std::string_view s = t;
   if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s.remove_prefix(1);
   if (auto cut = s.find_first_of("+-"); cut != std::string_view::npos && cut > 0) s = s.substr(0, cut);
@@ -395,13 +408,20 @@ ArchFeatures ArchCompat::features_for(const std::string& cc) const {
   auto it = features_by_cc.find(cc);
   if (it == features_by_cc.end()) return f;
   for (const auto& [k, v] : it->second) {
-    if (k == "tf32") f.tf32 = v;
-    else if (k == "bf16") f.bf16 = v;
-    else if (k == "fp8") f.fp8 = v;
-    else if (k == "fp4") f.fp4 = v;
-    else if (k == "mig") f.mig = v;
-    else if (k == "structured_sparsity") f.structured_sparsity = v;
-    else if (k == "transformer_engine") f.transformer_engine = v;
+    if (k == "tf32")
+      f.tf32 = v;
+    else if (k == "bf16")
+      f.bf16 = v;
+    else if (k == "fp8")
+      f.fp8 = v;
+    else if (k == "fp4")
+      f.fp4 = v;
+    else if (k == "mig")
+      f.mig = v;
+    else if (k == "structured_sparsity")
+      f.structured_sparsity = v;
+    else if (k == "transformer_engine")
+      f.transformer_engine = v;
   }
   return f;
 }
@@ -436,11 +456,13 @@ CompatTable CompatTable::parse(const util::JsonDoc& doc) {
   for (std::size_t i = 0; i < archs.size(); ++i)
     t.archs_.push_back(parse_arch(doc, archs[i], "/architectures/" + std::to_string(i)));
   const auto& cuda = array_field(top, "cuda_drivers", "CUDA driver records");
-  for (std::size_t i = 0; i < cuda.size(); ++i) t.cuda_.push_back(parse_cuda(doc, cuda[i], "/cuda_drivers/" + std::to_string(i)));
+  for (std::size_t i = 0; i < cuda.size(); ++i)
+    t.cuda_.push_back(parse_cuda(doc, cuda[i], "/cuda_drivers/" + std::to_string(i)));
   std::stable_sort(t.cuda_.begin(), t.cuda_.end(),
                    [](const CudaDriver& a, const CudaDriver& b) { return compare_versions(a.cuda, b.cuda) < 0; });
   const auto& fw = array_field(top, "frameworks", "framework releases");
-  for (std::size_t i = 0; i < fw.size(); ++i) t.releases_.push_back(parse_release(doc, fw[i], "/frameworks/" + std::to_string(i)));
+  for (std::size_t i = 0; i < fw.size(); ++i)
+    t.releases_.push_back(parse_release(doc, fw[i], "/frameworks/" + std::to_string(i)));
   std::stable_sort(t.releases_.begin(), t.releases_.end(), [](const FrameworkRelease& a, const FrameworkRelease& b) {
     if (a.framework != b.framework) return a.framework < b.framework;
     return compare_versions(a.version, b.version) < 0;
@@ -502,8 +524,10 @@ namespace {
 std::string nearest(const std::vector<std::string>& sorted, const Version& v) {
   std::optional<std::string> below, above;
   for (const auto& s : sorted) {
-    if (compare(must_parse(s), v) < 0) below = s;
-    else if (!above) above = s;
+    if (compare(must_parse(s), v) < 0)
+      below = s;
+    else if (!above)
+      above = s;
   }
   if (below && above) return fmt::format("the nearest are {} and {}", *below, *above);
   return fmt::format("the nearest is {}", below ? *below : above.value_or("?"));
@@ -519,7 +543,8 @@ Result<Version> parse_cuda_release(const CompatTable& t, std::string_view text) 
   if (series < must_parse(rows.front().cuda) || series > must_parse(rows.back().cuda)) return v;
   std::vector<std::string> names;
   for (const auto& r : rows) names.push_back(r.cuda);
-  return Result<Version>::fail(fmt::format("CUDA {} is not a toolkit release in the table; {}", v->text, nearest(names, series)));
+  return Result<Version>::fail(
+      fmt::format("CUDA {} is not a toolkit release in the table; {}", v->text, nearest(names, series)));
 }
 
 Result<Version> parse_framework_release(const CompatTable& t, Framework f, std::string_view text) {
@@ -532,12 +557,13 @@ Result<Version> parse_framework_release(const CompatTable& t, Framework f, std::
   const Version newest = must_parse(rels.back()->version);
   // Past the next major release there is nothing yet: "PyTorch 99.1" is a typo, not a future build.
   if (!v->parts.empty() && !newest.parts.empty() && v->parts[0] > newest.parts[0] + 1)
-    return Result<Version>::fail(fmt::format("{} {} does not exist: the newest release in the table is {}", display(f), v->text,
-                                             rels.back()->version));
+    return Result<Version>::fail(fmt::format("{} {} does not exist: the newest release in the table is {}", display(f),
+                                             v->text, rels.back()->version));
   if (*v < must_parse(rels.front()->version) || newest < *v) return v;
   std::vector<std::string> names;
   for (const auto* r : rels) names.push_back(r->version);
-  return Result<Version>::fail(fmt::format("{} {} is not a release in the table; {}", display(f), v->text, nearest(names, *v)));
+  return Result<Version>::fail(
+      fmt::format("{} {} is not a release in the table; {}", display(f), v->text, nearest(names, *v)));
 }
 
 Result<ArchRef> resolve_arch(const CompatTable& t, std::string_view text) {
@@ -548,8 +574,10 @@ Result<ArchRef> resolve_arch(const CompatTable& t, std::string_view text) {
   }
   // A compute capability: "8.6", "sm_86", "sm86", "86".
   std::string cc = q;
-  if (util::starts_with(cc, "sm_")) cc = cc.substr(3);
-  else if (util::starts_with(cc, "sm")) cc = cc.substr(2);
+  if (util::starts_with(cc, "sm_"))
+    cc = cc.substr(3);
+  else if (util::starts_with(cc, "sm"))
+    cc = cc.substr(2);
   if (!cc.empty() && cc.find('.') == std::string::npos && cc.size() >= 2 &&
       std::all_of(cc.begin(), cc.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     cc = cc.substr(0, cc.size() - 1) + "." + cc.substr(cc.size() - 1);
@@ -583,15 +611,17 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
                         : q.vendor == "intel" ? "Intel's own software stack"
                         : q.vendor == "apple" ? "Metal (MLX, llama.cpp, PyTorch MPS)"
                                               : "another stack";
-    std::string why = fmt::format("{} is not an NVIDIA GPU: CUDA does not run on it; frameworks reach it through {} "
-                                  "(not covered by this table)",
-                                  who, stack);
+    std::string why = fmt::format(
+        "{} is not an NVIDIA GPU: CUDA does not run on it; frameworks reach it through {} "
+        "(not covered by this table)",
+        who, stack);
     auto add = [&](std::string id, std::string subject) {
       r.checks.push_back({std::move(id), std::move(subject), Answer::no, why, "an NVIDIA GPU"});
     };
     if (q.cuda) add("cuda", "CUDA " + q.cuda->text);
     if (q.framework)
-      add("framework", std::string(display(*q.framework)) + (q.framework_version ? " " + q.framework_version->text : ""));
+      add("framework",
+          std::string(display(*q.framework)) + (q.framework_version ? " " + q.framework_version->text : ""));
     if (q.driver) add("driver", "driver " + q.driver->text);
     if (r.checks.empty()) add("cuda", "CUDA");
     r.answer = Answer::no;
@@ -603,7 +633,8 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   if (!a) {
     std::vector<std::string> ids;
     for (const auto& x : t.architectures()) ids.push_back(x.id);
-    return R::fail(fmt::format("no compatibility data for architecture {} (known: {})", util::quote(q.arch), util::join(ids, ", ")));
+    return R::fail(fmt::format("no compatibility data for architecture {} (known: {})", util::quote(q.arch),
+                               util::join(ids, ", ")));
   }
   r.arch = a;
   r.cc = q.cc.empty() ? a->compute_capabilities.front() : q.cc;
@@ -667,15 +698,17 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
       // Code for an older capability of the same major runs on this one (binary compatibility).
       if (auto older = compatible_cc(t, r.cc, series)) {
         c.answer = Answer::limited;
-        c.detail = fmt::format("CUDA {} cannot build native {} code (the first toolkit that can is {}), but the {} code it "
-                               "builds runs on {} (binary compatibility within compute capability {}.x)",
-                               q.cuda->text, sm, *r.first_cuda, sm_name(*older), sm, must_parse(r.cc).parts[0]);
+        c.detail = fmt::format(
+            "CUDA {} cannot build native {} code (the first toolkit that can is {}), but the {} code it "
+            "builds runs on {} (binary compatibility within compute capability {}.x)",
+            q.cuda->text, sm, *r.first_cuda, sm_name(*older), sm, must_parse(r.cc).parts[0]);
         c.needed = fmt::format("CUDA {} or newer for native {} code", *r.first_cuda, sm);
         add_sources(r.sources, {kBinaryCompatibility});
       }
     } else if (last && series > must_parse(*last)) {
       c.answer = Answer::no;
-      c.detail = fmt::format("CUDA {} dropped {}: the last toolkit that builds for it is {}", q.cuda->text, label, *last);
+      c.detail =
+          fmt::format("CUDA {} dropped {}: the last toolkit that builds for it is {}", q.cuda->text, label, *last);
       c.needed = fmt::format("CUDA {} or older", *last);
     } else {
       c.detail = fmt::format("CUDA {} builds native {} code (first toolkit: {}{})", q.cuda->text, sm, *r.first_cuda,
@@ -693,10 +726,10 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
     const FrameworkSupport s = a->framework_for(fw, r.cc);
     const FrameworkSummary& sum = r.frameworks[idx(fw)];
     // " (its CUDA 12.9 build, jax-cuda12-plugin)"
-    const std::string first_build =
-        sum.build_cuda ? fmt::format(" (its CUDA {} build{})", *sum.build_cuda,
-                                     sum.build_package.empty() ? "" : ", " + sum.build_package)
-                       : "";
+    const std::string first_build = sum.build_cuda
+                                        ? fmt::format(" (its CUDA {} build{})", *sum.build_cuda,
+                                                      sum.build_package.empty() ? "" : ", " + sum.build_package)
+                                        : "";
     auto first_text = [&] { return fmt::format("{} {} or newer{}", disp, *s.first, first_build); };
     CompatCheck c{"framework", disp, Answer::yes, "", ""};
     const FrameworkRelease* rel = q.framework_version ? t.release(fw, *q.framework_version) : nullptr;
@@ -708,7 +741,8 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
         c.detail = fmt::format("it runs from {} on. {}", *s.runs_from, s.note);
       } else {
         c.answer = Answer::unknown;
-        c.detail = s.note.empty() ? fmt::format("the first {} release for {} is not in gpuadvisor's data", disp, label) : s.note;
+        c.detail = s.note.empty() ? fmt::format("the first {} release for {} is not in gpuadvisor's data", disp, label)
+                                  : s.note;
       }
     } else {
       const Version& v = *q.framework_version;
@@ -716,7 +750,8 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
       if (s.first) {
         if (v < must_parse(*s.first)) {
           c.answer = Answer::no;
-          c.detail = fmt::format("{} {} has no prebuilt {} support: the first release with it is {}", disp, v.text, label, *s.first);
+          c.detail = fmt::format("{} {} has no prebuilt {} support: the first release with it is {}", disp, v.text,
+                                 label, *s.first);
           if (rel)
             c.detail += fmt::format("; {} builds use CUDA {}, and {} code needs CUDA {} or newer", v.text,
                                     join_cuda(rel->cuda), base_sm, base_cuda);
@@ -733,8 +768,9 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
           }
           if (!build) {
             c.answer = Answer::no;
-            c.detail = fmt::format("{} {} builds use CUDA {}; none can carry {} code (it needs CUDA {} or newer{})", disp, v.text,
-                                   join_cuda(rel->cuda), base_sm, base_cuda, last ? " and " + *last + " or older" : "");
+            c.detail = fmt::format("{} {} builds use CUDA {}; none can carry {} code (it needs CUDA {} or newer{})",
+                                   disp, v.text, join_cuda(rel->cuda), base_sm, base_cuda,
+                                   last ? " and " + *last + " or older" : "");
             c.needed = fmt::format("a {} build with CUDA {} or newer", disp, base_cuda);
           } else {
             framework_build = build;
@@ -742,14 +778,15 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
             for (const auto& b : rel->cuda)
               if (compare_versions(b, base_cuda) < 0) older.push_back(b);
             const std::string pkg = rel->package(*build);
-            c.detail = fmt::format("{} {} has prebuilt {} support in its CUDA {} build{}{}", disp, v.text, label, *build,
-                                   pkg.empty() ? "" : " (" + pkg + ")",
-                                   older.empty() ? "" : fmt::format(" (its CUDA {} build{} no {} code)", join_cuda(older),
-                                                                    older.size() > 1 ? "s have" : " has", base_sm));
+            c.detail = fmt::format("{} {} has prebuilt {} support in its CUDA {} build{}{}", disp, v.text, label,
+                                   *build, pkg.empty() ? "" : " (" + pkg + ")",
+                                   older.empty() ? ""
+                                                 : fmt::format(" (its CUDA {} build{} no {} code)", join_cuda(older),
+                                                               older.size() > 1 ? "s have" : " has", base_sm));
           }
         } else {
-          c.detail = fmt::format("{} {} is not older than {}, the first release with prebuilt {} support{}", disp, v.text,
-                                 *s.first, label, rel ? "" : "; its builds are not in the table");
+          c.detail = fmt::format("{} {} is not older than {}, the first release with prebuilt {} support{}", disp,
+                                 v.text, *s.first, label, rel ? "" : "; its builds are not in the table");
         }
       } else if (s.runs_from) {
         if (v < must_parse(*s.runs_from)) {
@@ -761,19 +798,22 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
         }
       } else {
         c.answer = Answer::unknown;
-        c.detail = s.note.empty() ? fmt::format("the first {} release for {} is not in gpuadvisor's data", disp, label) : s.note;
+        c.detail = s.note.empty() ? fmt::format("the first {} release for {} is not in gpuadvisor's data", disp, label)
+                                  : s.note;
       }
     }
     r.checks.push_back(c);
     // The installed toolkit against the framework's builds.
     if (q.cuda && rel && c.answer == Answer::yes) {
       std::string series = q.cuda->prefix(2);
-      bool has = std::any_of(rel->cuda.begin(), rel->cuda.end(), [&](const std::string& b) { return compare_versions(b, series) == 0; });
+      bool has = std::any_of(rel->cuda.begin(), rel->cuda.end(),
+                             [&](const std::string& b) { return compare_versions(b, series) == 0; });
       if (!has)
-        r.checks.push_back({"framework-cuda", fmt::format("{} {} with CUDA {}", disp, q.framework_version->text, q.cuda->text),
-                            Answer::limited,
-                            fmt::format("{} {} has official builds for CUDA {} only", disp, rel->version, join_cuda(rel->cuda)),
-                            fmt::format("one of those builds, or {} built from source against CUDA {}", disp, series)});
+        r.checks.push_back(
+            {"framework-cuda", fmt::format("{} {} with CUDA {}", disp, q.framework_version->text, q.cuda->text),
+             Answer::limited,
+             fmt::format("{} {} has official builds for CUDA {} only", disp, rel->version, join_cuda(rel->cuda)),
+             fmt::format("one of those builds, or {} built from source against CUDA {}", disp, series)});
     }
   }
 
@@ -785,8 +825,10 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
     // first toolkit: a driver older than that toolkit's predates the architecture.
     std::optional<std::string> target;
     bool arch_mode = false;
-    if (q.cuda) target = q.cuda->prefix(2);
-    else if (framework_build) target = framework_build;
+    if (q.cuda)
+      target = q.cuda->prefix(2);
+    else if (framework_build)
+      target = framework_build;
     if (!target || (r.first_cuda && compare_versions(*target, *r.first_cuda) < 0)) {
       target = r.first_cuda;
       arch_mode = true;
@@ -796,9 +838,11 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
     std::string up_to = newest ? fmt::format("; with full support it runs toolkits up to CUDA {}", newest->cuda) : "";
     if (!target) {
       c.answer = Answer::unknown;
-      c.detail = fmt::format("the first CUDA toolkit for compute capability {} is not in gpuadvisor's data{}", r.cc, up_to);
+      c.detail =
+          fmt::format("the first CUDA toolkit for compute capability {} is not in gpuadvisor's data{}", r.cc, up_to);
     } else {
-      c.subject = fmt::format("driver {} for CUDA {}{}", d.text, *target, arch_mode ? fmt::format(" ({} code)", sm) : "");
+      c.subject =
+          fmt::format("driver {} for CUDA {}{}", d.text, *target, arch_mode ? fmt::format(" ({} code)", sm) : "");
       const CudaDriver* row = t.cuda(must_parse(*target));
       if (row) add_sources(r.sources, row->sources);
       if (!row || !row->min_driver(q.windows)) {
@@ -813,20 +857,22 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
         const std::string min_text = branch ? "branch " + min.text : min.text;
         const std::string where = branch ? "release notes" : "Table 3";
         if (d >= min) {
-          c.detail = fmt::format("{} is at least {}, the {} driver of CUDA {} ({}){}", d.text, min_text, os, row->cuda, where,
-                                 up_to);
+          c.detail = fmt::format("{} is at least {}, the {} driver of CUDA {} ({}){}", d.text, min_text, os, row->cuda,
+                                 where, up_to);
         } else if (!arch_mode && minor && d >= must_parse(*minor)) {
           c.answer = Answer::limited;
-          c.detail = fmt::format("{} is older than {} (CUDA {}, {}) but runs CUDA {}.x applications under minor version "
-                                 "compatibility (>= {}): PTX that needs the newer driver cannot be JIT-compiled{}",
-                                 d.text, min_text, row->cuda, where, must_parse(row->cuda).parts[0], *minor, up_to);
+          c.detail = fmt::format(
+              "{} is older than {} (CUDA {}, {}) but runs CUDA {}.x applications under minor version "
+              "compatibility (>= {}): PTX that needs the newer driver cannot be JIT-compiled{}",
+              d.text, min_text, row->cuda, where, must_parse(row->cuda).parts[0], *minor, up_to);
           c.needed = fmt::format("driver {} or newer for full CUDA {} support", min_text, row->cuda);
         } else {
           c.answer = Answer::no;
-          c.detail = arch_mode ? fmt::format("{} is older than {}, the {} driver of CUDA {}, the first toolkit with {} code{}",
-                                             d.text, min_text, os, row->cuda, label, up_to)
-                               : fmt::format("{} is older than {}, the {} driver CUDA {} needs ({}){}", d.text, min_text,
-                                             os, row->cuda, where, up_to);
+          c.detail =
+              arch_mode ? fmt::format("{} is older than {}, the {} driver of CUDA {}, the first toolkit with {} code{}",
+                                      d.text, min_text, os, row->cuda, label, up_to)
+                        : fmt::format("{} is older than {}, the {} driver CUDA {} needs ({}){}", d.text, min_text, os,
+                                      row->cuda, where, up_to);
           c.needed = fmt::format("driver {} or newer", min_text);
         }
       }
@@ -838,9 +884,13 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   auto has = [&](Answer x) {
     return std::any_of(r.checks.begin(), r.checks.end(), [&](const CompatCheck& c) { return c.answer == x; });
   };
-  r.answer = has(Answer::no) ? Answer::no : has(Answer::unknown) ? Answer::unknown : has(Answer::limited) ? Answer::limited : Answer::yes;
+  r.answer = has(Answer::no)        ? Answer::no
+             : has(Answer::unknown) ? Answer::unknown
+             : has(Answer::limited) ? Answer::limited
+                                    : Answer::yes;
   for (const auto& c : r.checks)
-    if (!c.needed.empty() && std::find(r.needed.begin(), r.needed.end(), c.needed) == r.needed.end()) r.needed.push_back(c.needed);
+    if (!c.needed.empty() && std::find(r.needed.begin(), r.needed.end(), c.needed) == r.needed.end())
+      r.needed.push_back(c.needed);
   return r;
 }
 
@@ -946,7 +996,8 @@ ErrorTable ErrorTable::parse(const util::JsonDoc& doc) {
   ErrorTable t;
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const auto& j = arr[i];
-    std::string label = j.is_object() && j.contains("id") && j["id"].is_string() ? "error '" + j["id"].get<std::string>() + "'" : "";
+    std::string label =
+        j.is_object() && j.contains("id") && j["id"].is_string() ? "error '" + j["id"].get<std::string>() + "'" : "";
     util::Fields f(doc, j, "/errors/" + std::to_string(i), label);
     ErrorPattern e;
     e.id = f.str("id");
@@ -982,8 +1033,10 @@ std::vector<const ErrorPattern*> ErrorTable::match(std::string_view text) const 
     if (normalise(e.id) == t) score = 100000;
     for (const auto& p : e.patterns) {
       std::string np = normalise(p);
-      if (t.find(np) != std::string::npos) score = std::max(score, np.size() * 2);
-      else if (t.size() >= 6 && np.find(t) != std::string::npos) score = std::max(score, t.size());
+      if (t.find(np) != std::string::npos)
+        score = std::max(score, np.size() * 2);
+      else if (t.size() >= 6 && np.find(t) != std::string::npos)
+        score = std::max(score, t.size());
     }
     if (score) scored.emplace_back(score, &e);
   }

@@ -1,12 +1,12 @@
 #include "gpuadvisor/catalog/prices.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/snapshot.h"
 #include "gpuadvisor/util/text.h"
-
-#include <fmt/format.h>
 
 namespace gpuadvisor::catalog {
 namespace {
@@ -26,8 +26,10 @@ SourcedValue read_value(const util::JsonDoc& doc, const util::Json& j, const std
 template <class T>
 void put_by_id(std::vector<T>& records, T x) {
   auto it = std::find_if(records.begin(), records.end(), [&](const T& r) { return r.id == x.id; });
-  if (it != records.end()) *it = std::move(x);
-  else records.push_back(std::move(x));
+  if (it != records.end())
+    *it = std::move(x);
+  else
+    records.push_back(std::move(x));
 }
 
 }  // namespace
@@ -89,7 +91,8 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
       p.host_power_w = watts("host_power_w");
       p.idle_w = watts("idle_w");
       p.price_usd = f.opt_num("price_usd");
-      if (p.price_usd && !(*p.price_usd > 0 && *p.price_usd < 1e9)) f.fail("price_usd", "must be a price in USD above 0");
+      if (p.price_usd && !(*p.price_usd > 0 && *p.price_usd < 1e9))
+        f.fail("price_usd", "must be a price in USD above 0");
       p.price_includes_gpus = f.opt_bool("price_includes_gpus").value_or(false);
       p.price_as_of = f.opt_str("price_as_of").value_or("");
       if (f.has("price_source") && !f.raw("price_source").is_null()) p.price_source = read_source(f, "price_source");
@@ -113,7 +116,8 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
         r.id = f.str("id");
         r.kind = f.opt_str("kind").value_or("");
         r.usd_per_kwh = f.opt_num("usd_per_kwh");
-        if (r.usd_per_kwh && !(*r.usd_per_kwh > 0 && *r.usd_per_kwh < 10)) f.fail("usd_per_kwh", "must be between 0 and 10 USD");
+        if (r.usd_per_kwh && !(*r.usd_per_kwh > 0 && *r.usd_per_kwh < 10))
+          f.fail("usd_per_kwh", "must be between 0 and 10 USD");
         r.as_of = f.opt_str("as_of").value_or("");
         r.notes = f.opt_str("notes").value_or("");
         r.sources = read_sources(f);

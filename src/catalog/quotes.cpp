@@ -1,8 +1,8 @@
 #include "gpuadvisor/catalog/quotes.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "gpuadvisor/util/json.h"
 #include "gpuadvisor/util/text.h"
@@ -22,12 +22,16 @@ std::vector<std::string> csv_fields(std::string_view line, const std::string& wh
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char ch = line[i];
     if (out.size() > kMaxQuoteFields)
-      throw Error(fmt::format("{}: more than {} fields on the line (a quote has gpu, price_usd, vendor, date and count)",
-                              where, kMaxQuoteFields));
+      throw Error(
+          fmt::format("{}: more than {} fields on the line (a quote has gpu, price_usd, vendor, date and count)", where,
+                      kMaxQuoteFields));
     if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
-      else if (ch == '"') quoted = false;
-      else out.back() += ch;
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        out.back() += '"', ++i;
+      else if (ch == '"')
+        quoted = false;
+      else
+        out.back() += ch;
     } else if (ch == '"') {
       quoted = true;
     } else if (ch == ',') {
@@ -53,12 +57,14 @@ Quote make_quote(const std::string& where, const std::string& gpu, const std::st
   q.gpu_id = (*g)->id;
   auto usd = util::parse_money(price);
   if (!usd) fail("price_usd", usd.error());
-  if (!(*usd > 0 && *usd < 1e10)) fail("price_usd", fmt::format("expected a price above $0, got {}", util::quote(price)));
+  if (!(*usd > 0 && *usd < 1e10))
+    fail("price_usd", fmt::format("expected a price above $0, got {}", util::quote(price)));
   q.usd = *usd;
   q.vendor = vendor;
   if (q.vendor.empty()) fail("vendor", "missing: who quoted it");
   q.date = date;
-  if (!months_of(q.date)) fail("date", fmt::format("expected a date like 2026-11-20 or 2026-11, got {}", util::quote(date)));
+  if (!months_of(q.date))
+    fail("date", fmt::format("expected a date like 2026-11-20 or 2026-11, got {}", util::quote(date)));
   if (!count.empty()) {
     auto n = util::parse_int(count, 1, 1024);
     if (!n) fail("count", n.error());
@@ -106,8 +112,8 @@ std::vector<Quote> load_quotes(const std::string& path, const Catalog& catalog) 
         for (auto& h : fields) h = util::lower(h);
         for (const char* need : {"gpu", "price_usd", "vendor", "date"})
           if (std::find(fields.begin(), fields.end(), need) == fields.end())
-            throw Error(fmt::format("{}: the header must name gpu, price_usd, vendor and date (count optional), got {}", where,
-                                    util::quote(line)));
+            throw Error(fmt::format("{}: the header must name gpu, price_usd, vendor and date (count optional), got {}",
+                                    where, util::quote(line)));
         header = fields;
         continue;
       }
@@ -119,7 +125,8 @@ std::vector<Quote> load_quotes(const std::string& path, const Catalog& catalog) 
       };
       out.push_back(make_quote(where, get("gpu"), get("price_usd"), get("vendor"), get("date"), get("count"), catalog));
     }
-    if (header.empty()) throw Error(fmt::format("{}: no quotes: expected a CSV header (gpu,price_usd,vendor,date) or JSON", path));
+    if (header.empty())
+      throw Error(fmt::format("{}: no quotes: expected a CSV header (gpu,price_usd,vendor,date) or JSON", path));
   }
   return out;
 }
@@ -134,8 +141,10 @@ void apply_gpu_quotes(const std::vector<Quote>& quotes, Catalog& catalog) {
       copy.quote.usd = q.usd;
       copy.quote.as_of = q.date;
       copy.quote.source = Source{fmt::format("quote from {} ({})", q.vendor, q.origin), "", {}};
-      if (it == changed.end()) changed.push_back(std::move(copy));
-      else *it = std::move(copy);
+      if (it == changed.end())
+        changed.push_back(std::move(copy));
+      else
+        *it = std::move(copy);
     }
   }
   catalog.merge(std::move(changed));

@@ -1,8 +1,8 @@
 #include "gpuadvisor/catalog/recipe.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/util/error.h"
@@ -11,7 +11,8 @@
 namespace gpuadvisor::catalog {
 namespace {
 
-std::optional<std::string> one_of(const util::Fields& f, const std::string& key, const std::vector<std::string>& allowed) {
+std::optional<std::string> one_of(const util::Fields& f, const std::string& key,
+                                  const std::vector<std::string>& allowed) {
   auto v = f.opt_str(key);
   if (v && std::find(allowed.begin(), allowed.end(), *v) == allowed.end())
     f.fail(key, fmt::format("expected one of {}, got {}", util::join(allowed, ", "), util::quote(*v)));
@@ -19,11 +20,13 @@ std::optional<std::string> one_of(const util::Fields& f, const std::string& key,
 }
 
 RecipeDefaults parse_defaults(const util::Fields& f) {
-  static const std::vector<std::string> known = {"master_weights", "gradient_dtype", "optimizer", "optimizer_in_backward",
-                                                 "checkpointing", "activation_offload", "chunked_loss", "packed",
-                                                 "zero", "sharding", "offload"};
+  static const std::vector<std::string> known = {
+      "master_weights", "gradient_dtype",     "optimizer",    "optimizer_in_backward",
+      "checkpointing",  "activation_offload", "chunked_loss", "packed",
+      "zero",           "sharding",           "offload"};
   for (auto& [key, val] : f.object().items())
-    if (std::find(known.begin(), known.end(), key) == known.end()) f.fail(key, "unknown field" + util::did_you_mean(key, known));
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      f.fail(key, "unknown field" + util::did_you_mean(key, known));
   RecipeDefaults d;
   d.master_weights = f.opt_bool("master_weights");
   d.gradient_dtype = one_of(f, "gradient_dtype", {"bf16", "fp16", "fp32"});

@@ -39,8 +39,8 @@ void fields(Ar& ar, T& v) {
 
 template <class Ar, Of<GgufShape> T>
 void fields(Ar& ar, T& g) {
-  ar(g.architecture, g.layers, g.hidden, g.heads, g.kv_heads, g.head_dim, g.context, g.intermediate, g.vocab,
-     g.experts, g.experts_used, g.kv_lora_rank, g.rope_dim, g.sliding_window);
+  ar(g.architecture, g.layers, g.hidden, g.heads, g.kv_heads, g.head_dim, g.context, g.intermediate, g.vocab, g.experts,
+     g.experts_used, g.kv_lora_rank, g.rope_dim, g.sliding_window);
 }
 
 template <class Ar, Of<TensorStats> T>
@@ -50,14 +50,16 @@ void fields(Ar& ar, T& t) {
 
 template <class Ar, Of<Model> T>
 void fields(Ar& ar, T& m) {
-  ar(m.id, m.name, m.aliases, m.family, m.kind, m.params, m.active_params, m.layers, m.encoder_layers, m.hidden, m.heads,
-     m.kv_heads, m.head_dim, m.intermediate, m.vocab, m.tied_embeddings, m.gated_mlp, m.bias, m.qkv_bias, m.norm, m.position,
-     m.max_context, m.sliding_layers, m.sliding_window, m.extra_params, m.moe, m.mla, m.vision, m.tensors, m.sources, m.as_of, m.notes, m.origin, m.assumptions);
+  ar(m.id, m.name, m.aliases, m.family, m.kind, m.params, m.active_params, m.layers, m.encoder_layers, m.hidden,
+     m.heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab, m.tied_embeddings, m.gated_mlp, m.bias, m.qkv_bias,
+     m.norm, m.position, m.max_context, m.sliding_layers, m.sliding_window, m.extra_params, m.moe, m.mla, m.vision,
+     m.tensors, m.sources, m.as_of, m.notes, m.origin, m.assumptions);
 }
 
 template <class Ar, Of<CloudInstance> T>
 void fields(Ar& ar, T& c) {
-  ar(c.id, c.provider, c.instance, c.gpu_id, c.gpu_count, c.usd_per_hour, c.pricing, c.region, c.as_of, c.notes, c.sources);
+  ar(c.id, c.provider, c.instance, c.gpu_id, c.gpu_count, c.usd_per_hour, c.pricing, c.region, c.as_of, c.notes,
+     c.sources);
 }
 
 template <class Ar, Of<Platform> T>
@@ -92,7 +94,9 @@ std::string encode(const Prices& prices) { return util::serial::encode(prices); 
 std::string encode(const Efficiency& eff) { return util::serial::encode(eff.all()); }
 
 void decode(std::string_view bytes, std::vector<Gpu>& gpus) { gpus = util::serial::decode<std::vector<Gpu>>(bytes); }
-void decode(std::string_view bytes, std::vector<Model>& models) { models = util::serial::decode<std::vector<Model>>(bytes); }
+void decode(std::string_view bytes, std::vector<Model>& models) {
+  models = util::serial::decode<std::vector<Model>>(bytes);
+}
 void decode(std::string_view bytes, Prices& prices) { prices = util::serial::decode<Prices>(bytes); }
 void decode(std::string_view bytes, Efficiency& eff) {
   eff = Efficiency(util::serial::decode<std::map<std::string, Factor, std::less<>>>(bytes));

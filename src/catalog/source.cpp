@@ -1,9 +1,9 @@
 #include "gpuadvisor/catalog/source.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/units.h"
 
@@ -63,17 +63,18 @@ std::optional<int> months_of(const std::string& date) {
   int y = 0, m = 0;
   auto r1 = std::from_chars(date.data(), date.data() + 4, y);
   auto r2 = std::from_chars(date.data() + 5, date.data() + 7, m);
-  if (r1.ec != std::errc() || r2.ec != std::errc() || r1.ptr != date.data() + 4 || m < 1 || m > 12)
-    return std::nullopt;
+  if (r1.ec != std::errc() || r2.ec != std::errc() || r1.ptr != date.data() + 4 || m < 1 || m > 12) return std::nullopt;
   if (date.size() != 7 && (date.size() != 10 || date[7] != '-')) return std::nullopt;
   return y * 12 + (m - 1);
 }
 
-std::optional<std::string> stale_price(std::string_view what, double usd, const std::string& as_of, const std::string& today) {
+std::optional<std::string> stale_price(std::string_view what, double usd, const std::string& as_of,
+                                       const std::string& today) {
   const auto now = months_of(today);
   if (!now) return std::nullopt;
   auto then = months_of(as_of);
-  if (!then && as_of.size() == 4 && std::all_of(as_of.begin(), as_of.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+  if (!then && as_of.size() == 4 &&
+      std::all_of(as_of.begin(), as_of.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
     then = months_of(as_of + "-01");
   if (then && *now - *then <= 12) return std::nullopt;
   return fmt::format("{} {} {}", what, util::format_money(usd), then ? "from " + as_of : std::string("with no date"));

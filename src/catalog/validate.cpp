@@ -1,10 +1,10 @@
 #include "gpuadvisor/catalog/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -15,22 +15,33 @@ namespace {
 constexpr ValidationRule kRules[] = {
     {"duplicate-id", Severity::error, "two records share an id"},
     {"duplicate-alias", Severity::error, "an alias is used by two records or equals another record's id"},
-    {"unknown-architecture", Severity::error, "the architecture is not one gpuadvisor knows, or belongs to another vendor"},
+    {"unknown-architecture", Severity::error,
+     "the architecture is not one gpuadvisor knows, or belongs to another vendor"},
     {"bandwidth-formula", Severity::error, "memory bandwidth differs from data rate x bus width / 8 by more than 2%"},
-    {"tensor-below-vector", Severity::error, "a tensor/matrix peak (tf32, fp16, bf16, fp8) is below the vector fp32 peak (GPUs with tensor_cores 0 are exempt: their fp16 runs on the vector units)"},
-    {"precision-order", Severity::error, "a lower precision has a lower peak than a higher one (fp8 < fp16, fp4 < fp8, int4 < int8)"},
+    {"tensor-below-vector", Severity::error,
+     "a tensor/matrix peak (tf32, fp16, bf16, fp8) is below the vector fp32 peak (GPUs with tensor_cores 0 are exempt: "
+     "their fp16 runs on the vector units)"},
+    {"precision-order", Severity::error,
+     "a lower precision has a lower peak than a higher one (fp8 < fp16, fp4 < fp8, int4 < int8)"},
     {"non-positive-value", Severity::error, "memory, bandwidth, TDP, a peak or a price is zero or negative"},
-    {"beyond-datasheet", Severity::error, "a value no GPU comes near: TDP above 5 kW, memory above 16 TiB, memory or interconnect bandwidth above 100 TB/s, a peak above 100 PFLOPS"},
-    {"control-character", Severity::error, "a name or alias holds a control character (ESC, BEL, a line break...): it would drive the terminal it is shown on"},
+    {"beyond-datasheet", Severity::error,
+     "a value no GPU comes near: TDP above 5 kW, memory above 16 TiB, memory or interconnect bandwidth above 100 TB/s, "
+     "a peak above 100 PFLOPS"},
+    {"control-character", Severity::error,
+     "a name or alias holds a control character (ESC, BEL, a line break...): it would drive the terminal it is shown "
+     "on"},
     {"power-range", Severity::error, "the configurable power range does not contain the TDP"},
-    {"compute-capability", Severity::error, "an NVIDIA GPU without a compute capability like 8.9, or another vendor's with one"},
+    {"compute-capability", Severity::error,
+     "an NVIDIA GPU without a compute capability like 8.9, or another vendor's with one"},
     {"missing-source", Severity::error, "the record or one of its prices has no source"},
     {"missing-as-of", Severity::error, "the record or one of its prices has no as_of date in YYYY-MM or YYYY-MM-DD"},
     {"stale-price", Severity::warning, "a price is older than 12 months"},
     {"missing-price", Severity::warning, "no street price, used price or launch MSRP is known"},
     {"missing-power", Severity::warning, "no TDP or published maximum power: energy cost and power limits are unknown"},
-    {"missing-status", Severity::warning, "no production status (in_production, end_of_life, discontinued) with a source"},
-    {"new-price-out-of-production", Severity::error, "a street (new) price on a card that is end of life or discontinued"},
+    {"missing-status", Severity::warning,
+     "no production status (in_production, end_of_life, discontinued) with a source"},
+    {"new-price-out-of-production", Severity::error,
+     "a street (new) price on a card that is end of life or discontinued"},
     {"mig-unsourced", Severity::error, "MIG instances are given, but no source backs mig_instances"},
 };
 
@@ -69,12 +80,13 @@ std::string figure(double v) { return std::fabs(v) < 1e15 ? util::format_number(
 void check_values(Checker& c) {
   const Gpu& g = c.g;
   auto positive = [&](const char* field, std::optional<double> v) {
-    if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("{} must be positive, got {}", field, util::format_number(*v)));
+    if (v && !(*v > 0))
+      c.add("non-positive-value", fmt::format("{} must be positive, got {}", field, util::format_number(*v)));
   };
   auto bounded = [&](const Bound& b, std::optional<double> v) {
     if (v && *v > b.max)
-      c.add("beyond-datasheet", fmt::format("{} {} {} is above any GPU's (at most {}): a unit slip?", b.field,
-                                            figure(*v), b.unit, b.why));
+      c.add("beyond-datasheet",
+            fmt::format("{} {} {} is above any GPU's (at most {}): a unit slip?", b.field, figure(*v), b.unit, b.why));
   };
   // tdp_w may be unknown (optional) for machines that publish no power figure; then there is nothing to check.
   const std::optional<double> tdp = g.tdp_w;
@@ -91,10 +103,12 @@ void check_values(Checker& c) {
   bounded(kInterconnectBound, g.interconnect_gbs);
   for (auto p : kPrecisions) {
     auto v = g.peak_tflops[static_cast<std::size_t>(p)];
-    if (v && !(*v > 0)) c.add("non-positive-value", fmt::format("peak_tflops.{} must be positive, got {}", name(p), *v));
+    if (v && !(*v > 0))
+      c.add("non-positive-value", fmt::format("peak_tflops.{} must be positive, got {}", name(p), *v));
     if (v && *v > kPeakBoundTflops)
-      c.add("beyond-datasheet", fmt::format("peak_tflops.{} {} is above any GPU's (at most 100 PFLOPS = 100000 TFLOPS): a unit slip?",
-                                            name(p), figure(*v)));
+      c.add("beyond-datasheet",
+            fmt::format("peak_tflops.{} {} is above any GPU's (at most 100 PFLOPS = 100000 TFLOPS): a unit slip?",
+                        name(p), figure(*v)));
   }
 }
 
@@ -141,10 +155,11 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
     if (!arch) {
       std::vector<std::string> known;
       for (const auto& a : architectures()) known.emplace_back(a.id);
-      c.add("unknown-architecture", fmt::format("architecture '{}' is unknown{}", g.architecture,
-                                                util::did_you_mean(g.architecture, known)));
+      c.add("unknown-architecture",
+            fmt::format("architecture '{}' is unknown{}", g.architecture, util::did_you_mean(g.architecture, known)));
     } else if (arch->vendor != g.vendor) {
-      c.add("unknown-architecture", fmt::format("architecture '{}' is {}'s, but vendor is '{}'", g.architecture, arch->vendor, g.vendor));
+      c.add("unknown-architecture",
+            fmt::format("architecture '{}' is {}'s, but vendor is '{}'", g.architecture, arch->vendor, g.vendor));
     }
 
     if (g.memory_bus_bits && g.memory_data_rate_gbps && g.memory_bandwidth_gbs > 0) {
@@ -181,13 +196,15 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
     plain("name", g.name);
     for (std::size_t i = 0; i < g.aliases.size(); ++i) plain(fmt::format("aliases[{}]", i), g.aliases[i]);
 
-    if (!g.tdp_w) c.add("missing-power", "no tdp_w: energy cost, power limits and hosts cannot be checked for this GPU");
+    if (!g.tdp_w)
+      c.add("missing-power", "no tdp_w: energy cost, power limits and hosts cannot be checked for this GPU");
     const double tdp = g.tdp_w.value_or(0);
     if ((g.tdp_w && ((g.power_min_w && *g.power_min_w > tdp) || (g.power_max_w && *g.power_max_w < tdp))) ||
         (g.power_min_w && g.power_max_w && *g.power_min_w > *g.power_max_w))
-      c.add("power-range", fmt::format("TDP {} W is outside the power range {}..{} W", g.tdp_w ? util::format_number(tdp) : "?",
-                                       g.power_min_w ? util::format_number(*g.power_min_w) : "?",
-                                       g.power_max_w ? util::format_number(*g.power_max_w) : "?"));
+      c.add("power-range",
+            fmt::format("TDP {} W is outside the power range {}..{} W", g.tdp_w ? util::format_number(tdp) : "?",
+                        g.power_min_w ? util::format_number(*g.power_min_w) : "?",
+                        g.power_max_w ? util::format_number(*g.power_max_w) : "?"));
 
     if (g.vendor == "nvidia") {
       bool ok = g.compute_capability && g.compute_capability->size() >= 3 &&
@@ -202,9 +219,11 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
     for (std::size_t i = 0; i < g.sources.size(); ++i)
       if (g.sources[i].url.empty() && g.sources[i].title.empty())
         c.add("missing-source", fmt::format("source {} has neither title nor url", i + 1));
-    if (!months_of(g.as_of)) c.add("missing-as-of", fmt::format("as_of {} is not a date like 2026-11-29", util::quote(g.as_of)));
+    if (!months_of(g.as_of))
+      c.add("missing-as-of", fmt::format("as_of {} is not a date like 2026-11-29", util::quote(g.as_of)));
 
-    for (auto [label, price] : {std::pair<const char*, const Price*>{"street_price", &g.street}, {"used_price", &g.used}}) {
+    for (auto [label, price] :
+         {std::pair<const char*, const Price*>{"street_price", &g.street}, {"used_price", &g.used}}) {
       if (!price->usd) continue;
       if (!price->source) c.add("missing-source", fmt::format("{}_usd has no {}_source", label, label));
       auto m = months_of(price->as_of);
@@ -220,17 +239,20 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
     else if (!g.status_source)
       c.add("missing-status", fmt::format("status {} has no status_source", g.status));
     if (g.out_of_production() && g.street.usd)
-      c.add("new-price-out-of-production",
-            fmt::format("street_price {} on a card that is {}: it is not sold new (give a used_price instead)",
-                        util::format_money(*g.street.usd), g.status == "discontinued" ? "discontinued" : "end of life"));
+      c.add(
+          "new-price-out-of-production",
+          fmt::format("street_price {} on a card that is {}: it is not sold new (give a used_price instead)",
+                      util::format_money(*g.street.usd), g.status == "discontinued" ? "discontinued" : "end of life"));
     // MIG is a per-product fact (not every Ampere or Blackwell card has it): a count needs its source.
     if (g.mig_instances && *g.mig_instances > 0 &&
         std::none_of(g.sources.begin(), g.sources.end(), [](const Source& src) {
-          return src.fields.empty() || std::find(src.fields.begin(), src.fields.end(), "mig_instances") != src.fields.end();
+          return src.fields.empty() ||
+                 std::find(src.fields.begin(), src.fields.end(), "mig_instances") != src.fields.end();
         }))
-      c.add("mig-unsourced", fmt::format("mig_instances {} has no source (a source whose fields name mig_instances, such as "
-                                         "NVIDIA's MIG User Guide, Supported GPUs)",
-                                         *g.mig_instances));
+      c.add("mig-unsourced",
+            fmt::format("mig_instances {} has no source (a source whose fields name mig_instances, such as "
+                        "NVIDIA's MIG User Guide, Supported GPUs)",
+                        *g.mig_instances));
     if (!g.street.usd && !g.used.usd && !g.launch_msrp_usd)
       c.add("missing-price", "no street price, used price or launch MSRP: budget checks cannot price this GPU");
   }

@@ -1,14 +1,14 @@
 #include "gpuadvisor/cli/cli.h"
 
+#include <fmt/format.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "command_tree.h"
 #include "context.h"
@@ -24,12 +24,11 @@ struct Command {
   void (*setup)(CLI::App&, Context&);
 };
 constexpr Command kCommands[] = {
-    {"recommend", setup_recommend}, {"memory", setup_memory},     {"estimate", setup_estimate},
-    {"cost", setup_cost},           {"compare", setup_compare},   {"fit", setup_fit},
-    {"catalog", setup_catalog},     {"models", setup_models},     {"check", setup_check},
-    {"rules", setup_rules},         {"compat", setup_compat},     {"diagnose", setup_diagnose},
-    {"inspect", setup_inspect},
-    {"completion", setup_completion}, {"man", setup_man},
+    {"recommend", setup_recommend}, {"memory", setup_memory},         {"estimate", setup_estimate},
+    {"cost", setup_cost},           {"compare", setup_compare},       {"fit", setup_fit},
+    {"catalog", setup_catalog},     {"models", setup_models},         {"check", setup_check},
+    {"rules", setup_rules},         {"compat", setup_compat},         {"diagnose", setup_diagnose},
+    {"inspect", setup_inspect},     {"completion", setup_completion}, {"man", setup_man},
 };
 
 void print_help(std::ostream& os, const std::string& text) {
@@ -40,8 +39,9 @@ void print_help(std::ostream& os, const std::string& text) {
 // Help shows what a flag takes: N for counts, the flag's own name in capitals for the rest
 // (--task TASK, --seq-len SEQ_LEN; VALUE past 10 letters), never CLI11's generic TEXT.
 void name_values(CLI::App& app) {
-  static constexpr std::string_view kCounts[] = {"top", "gpus", "max-gpus", "batch", "tp", "pp", "lora-rank", "gpu-layers",
-                                                 "epochs", "users", "page", "jobs", "count", "lines"};
+  static constexpr std::string_view kCounts[] = {"top",  "gpus",      "max-gpus",   "batch",  "tp",
+                                                 "pp",   "lora-rank", "gpu-layers", "epochs", "users",
+                                                 "page", "jobs",      "count",      "lines"};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_name() != "TEXT") continue;
     const std::string name = opt->get_lnames().empty() ? opt->get_single_name() : opt->get_lnames().front();
@@ -131,7 +131,8 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
   app.fallthrough();
   int verbose_flag = 0;  // read before parsing, above
   bool quiet_flag = false;
-  app.add_flag("-v,--verbose", verbose_flag, "The reasoning on stderr: layout, factors, dropped candidates and why; -vv also the arithmetic");
+  app.add_flag("-v,--verbose", verbose_flag,
+               "The reasoning on stderr: layout, factors, dropped candidates and why; -vv also the arithmetic");
   app.add_flag("-q,--quiet", quiet_flag, "Only errors on stderr");
   app.footer(
       "Exit codes: 0 ok, 1 the answer is no (nothing fits, a check failed), 2 usage or input error,\n"
@@ -204,7 +205,8 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
         std::vector<std::string> left;
         for (const auto& x : raw) left.push_back(util::quote(x));
         // An unknown flag: name it, with the closest option of the command.
-        auto flag = std::find_if(raw.begin(), raw.end(), [](const std::string& x) { return x.size() > 1 && x[0] == '-'; });
+        auto flag =
+            std::find_if(raw.begin(), raw.end(), [](const std::string& x) { return x.size() > 1 && x[0] == '-'; });
         if (flag != raw.end()) {
           std::vector<std::string> names;
           for (const auto* opt : at->get_options())
@@ -213,10 +215,13 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
           std::string near = util::did_you_mean(name, names);
           err << fmt::format("gpuadvisor: error: unknown option {}{}\n", util::quote(name),
                              near.empty() ? fmt::format(" (see 'gpuadvisor {}--help')", command_path(at)) : near);
-        } else if (left.empty()) err << "gpuadvisor: error: " << error_line(e.what()) << "\n";
+        } else if (left.empty())
+          err << "gpuadvisor: error: " << error_line(e.what()) << "\n";
         else
-          err << fmt::format("gpuadvisor: error: unexpected argument{} {} (a value with spaces needs quotes; see 'gpuadvisor {}--help')\n",
-                             left.size() > 1 ? "s" : "", util::join(left, " "), command_path(at));
+          err << fmt::format(
+              "gpuadvisor: error: unexpected argument{} {} (a value with spaces needs quotes; see 'gpuadvisor "
+              "{}--help')\n",
+              left.size() > 1 ? "s" : "", util::join(left, " "), command_path(at));
       }
       return static_cast<int>(Exit::usage);
     } catch (const CLI::ParseError& e) {
@@ -240,13 +245,15 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
       if (std::regex_match(msg, m, twice)) {
         msg = fmt::format("{}: given {} times; give it once", m[1].str(), m[2].str());
       } else if (std::regex_match(msg, m, no_value)) {
-        msg = fmt::format("{}: needs a value, {} {}{}", m[1].str(), m[2].str() == "1" ? "a" : m[2].str(), m[3].str(), see);
+        msg = fmt::format("{}: needs a value, {} {}{}", m[1].str(), m[2].str() == "1" ? "a" : m[2].str(), m[3].str(),
+                          see);
       } else if (std::regex_match(msg, m, required)) {
         // A positional: named by its value name (MODEL, GPU), as --help shows it.
         const CLI::Option* opt = at_cmd->get_option_no_throw(m[1].str());
         std::string what = opt && !opt->get_type_name().empty() ? opt->get_type_name() : m[1].str();
         if (opt && !opt->get_description().empty()) what += ": " + opt->get_description();
-        msg = fmt::format("{}: missing {}; see 'gpuadvisor {}--help'", path.empty() ? "gpuadvisor" : path.substr(0, path.size() - 1), what, path);
+        msg = fmt::format("{}: missing {}; see 'gpuadvisor {}--help'",
+                          path.empty() ? "gpuadvisor" : path.substr(0, path.size() - 1), what, path);
       }
       err << "gpuadvisor: error: " << error_line(msg) << "\n";
       return static_cast<int>(Exit::usage);

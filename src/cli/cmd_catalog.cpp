@@ -1,9 +1,9 @@
 // gpuadvisor catalog list | show | validate | export
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "context.h"
 #include "gpuadvisor/catalog/validate.h"
@@ -40,15 +40,14 @@ const std::vector<SortKey>& sort_keys() {
       {"int8", [](const Gpu& g, bool) { return g.peak_flops(Precision::int8); }},
       {"tdp", [](const Gpu& g, bool) { return g.tdp_w; }},
       {"price", [](const Gpu& g, bool used) { return g.price_usd(used); }},
-      {"year", [](const Gpu& g, bool) { return g.release_year ? std::optional<double>(*g.release_year) : std::nullopt; }},
+      {"year",
+       [](const Gpu& g, bool) { return g.release_year ? std::optional<double>(*g.release_year) : std::nullopt; }},
       {"interconnect", [](const Gpu& g, bool) { return g.interconnect_gbs; }},
   };
   return keys;
 }
 
-std::string opt_num(std::optional<double> v, double scale = 1) {
-  return v ? util::format_number(*v / scale) : "-";
-}
+std::string opt_num(std::optional<double> v, double scale = 1) { return v ? util::format_number(*v / scale) : "-"; }
 
 std::string price_cell(const Gpu& g, bool used) {
   auto p = g.price_usd(used);
@@ -65,9 +64,19 @@ void check_choice(const std::string& flag, const std::string& value, const std::
 
 // CSV: one record a GPU (list and show alike), plain numbers, the unit in the column name.
 std::string gpus_csv(const std::vector<const Gpu*>& rows, bool used, const report::Style& style) {
-  report::Table t({{"id"}, {"name"}, {"vendor"}, {"architecture"}, {"segment"}, {"memory_bytes"},
-                   {"memory_bandwidth_gbs"}, {"peak_fp16_tflops"}, {"peak_bf16_tflops"}, {"peak_fp8_tflops"},
-                   {"tdp_w"}, {"price_usd"}, {"price_kind"}});
+  report::Table t({{"id"},
+                   {"name"},
+                   {"vendor"},
+                   {"architecture"},
+                   {"segment"},
+                   {"memory_bytes"},
+                   {"memory_bandwidth_gbs"},
+                   {"peak_fp16_tflops"},
+                   {"peak_bf16_tflops"},
+                   {"peak_fp8_tflops"},
+                   {"tdp_w"},
+                   {"price_usd"},
+                   {"price_kind"}});
   auto raw = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
   for (const auto* g : rows)
     t.add({g->id, g->name, g->vendor, g->architecture, g->segment, fmt::format("{:.0f}", g->memory_bytes),
@@ -136,15 +145,23 @@ void run_list(Context& ctx, const ListOptions& o) {
     return;
   }
   using report::Align;
-  report::Table t({{"ID"}, {"Name"}, {"Arch"}, {"Segment"}, {"Memory", Align::right}, {"GB/s", Align::right},
-                   {"FP16 TFLOPS", Align::right}, {"TDP W", Align::right}, {"Price", Align::right}});
+  report::Table t({{"ID"},
+                   {"Name"},
+                   {"Arch"},
+                   {"Segment"},
+                   {"Memory", Align::right},
+                   {"GB/s", Align::right},
+                   {"FP16 TFLOPS", Align::right},
+                   {"TDP W", Align::right},
+                   {"Price", Align::right}});
   for (const auto* g : rows)
     t.add({g->id, g->name, g->architecture, g->segment, util::format_bytes(g->memory_bytes),
            util::format_number(g->memory_bandwidth_gbs), opt_num(g->peak_flops(Precision::fp16), 1e12),
            g->tdp_w ? util::format_number(*g->tdp_w) : "unknown", price_cell(*g, o.used)});
   ctx.out << t.render(fmt_out, ctx.style);
   if (fmt_out == report::Format::table)
-    ctx.out << fmt::format("{} GPUs. Peaks are dense Tensor Core rates; prices are street prices unless marked.\n", rows.size());
+    ctx.out << fmt::format("{} GPUs. Peaks are dense Tensor Core rates; prices are street prices unless marked.\n",
+                           rows.size());
 }
 
 void run_show(Context& ctx, const std::string& query) {
@@ -169,16 +186,21 @@ void run_show(Context& ctx, const std::string& query) {
   kv.push_back({"ID", g.id});
   kv.push_back({"Name", g.name});
   if (!also.empty())
-    kv.push_back({"Also matches", fmt::format("{} (the query {} is taken as {}; give the id to choose)", util::join(also, ", "),
-                                              util::quote(query), g.id)});
+    kv.push_back({"Also matches", fmt::format("{} (the query {} is taken as {}; give the id to choose)",
+                                              util::join(also, ", "), util::quote(query), g.id)});
   if (!g.aliases.empty()) kv.push_back({"Aliases", util::join(g.aliases, ", ")});
   const auto* arch = catalog::find_architecture(g.architecture);
-  kv.push_back({"Architecture", (arch ? std::string(arch->display) : g.architecture) +
-                                    (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : "")});
+  kv.push_back(
+      {"Architecture", (arch ? std::string(arch->display) : g.architecture) +
+                           (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : "")});
   kv.push_back({"Vendor / segment", g.vendor + ", " + g.segment + (g.form_factor.empty() ? "" : ", " + g.form_factor)});
   if (g.release_year) kv.push_back({"Released", std::to_string(*g.release_year)});
-  if (g.cuda_cores) kv.push_back({g.vendor == "nvidia" ? "CUDA cores" : "Stream processors", util::format_number(static_cast<double>(*g.cuda_cores))});
-  if (g.tensor_cores) kv.push_back({g.vendor == "nvidia" ? "Tensor Cores" : "Matrix cores", util::format_number(static_cast<double>(*g.tensor_cores))});
+  if (g.cuda_cores)
+    kv.push_back({g.vendor == "nvidia" ? "CUDA cores" : "Stream processors",
+                  util::format_number(static_cast<double>(*g.cuda_cores))});
+  if (g.tensor_cores)
+    kv.push_back({g.vendor == "nvidia" ? "Tensor Cores" : "Matrix cores",
+                  util::format_number(static_cast<double>(*g.tensor_cores))});
   kv.push_back({"Memory", fmt::format("{} {} ({} bytes)", util::format_bytes(g.memory_bytes), g.memory_type,
                                       fmt::format("{:.0f}", g.memory_bytes))});
   std::string bw = util::format_number(g.memory_bandwidth_gbs) + " GB/s";
@@ -194,7 +216,8 @@ void run_show(Context& ctx, const std::string& query) {
   }
   std::string power = g.tdp_w ? util::format_number(*g.tdp_w) + " W" : "unknown (not published)";
   if (g.power_min_w && g.power_max_w)
-    power += fmt::format(" (configurable {}..{} W)", util::format_number(*g.power_min_w), util::format_number(*g.power_max_w));
+    power += fmt::format(" (configurable {}..{} W)", util::format_number(*g.power_min_w),
+                         util::format_number(*g.power_max_w));
   else if (g.power_max_w && *g.power_max_w != g.tdp_w)
     power += fmt::format(" (configurable up to {} W)", util::format_number(*g.power_max_w));
   kv.push_back({"Power", power});
@@ -202,11 +225,12 @@ void run_show(Context& ctx, const std::string& query) {
   if (g.pcie_generation) link += fmt::format(" {}.0", *g.pcie_generation);
   if (g.pcie_lanes) link += fmt::format(" x{}", *g.pcie_lanes);
   if (g.interconnect)
-    link += fmt::format(", {}{}{}", *g.interconnect, g.nvlink_generation ? fmt::format(" gen {}", *g.nvlink_generation) : "",
+    link += fmt::format(", {}{}{}", *g.interconnect,
+                        g.nvlink_generation ? fmt::format(" gen {}", *g.nvlink_generation) : "",
                         g.interconnect_gbs ? " " + util::format_number(*g.interconnect_gbs) + " GB/s" : "");
   kv.push_back({"Interconnect", link});
   kv.push_back({"MIG / ECC", fmt::format("{} / {}",
-                                         !g.mig_instances ? "unknown"
+                                         !g.mig_instances   ? "unknown"
                                          : *g.mig_instances ? std::to_string(*g.mig_instances) + " instances"
                                                             : "no",
                                          g.ecc ? "yes" : "no")});
@@ -214,11 +238,13 @@ void run_show(Context& ctx, const std::string& query) {
     kv.push_back({"Status", g.status + (g.status_year ? fmt::format(" ({})", *g.status_year) : "") +
                                 (g.market == "china" ? ", sold in China only" : "")});
   if (g.launch_msrp_usd) kv.push_back({"Launch MSRP", util::format_money(*g.launch_msrp_usd)});
-  if (g.street.usd) kv.push_back({"Street price", util::format_money(*g.street.usd) + " (as of " + g.street.as_of + ")"});
+  if (g.street.usd)
+    kv.push_back({"Street price", util::format_money(*g.street.usd) + " (as of " + g.street.as_of + ")"});
   if (g.used.usd) kv.push_back({"Used price", util::format_money(*g.used.usd) + " (as of " + g.used.as_of + ")"});
   if (!g.notes.empty()) kv.push_back({"Notes", g.notes});
   for (std::size_t i = 0; i < g.sources.size(); ++i)
-    kv.push_back({i == 0 ? "Sources" : "", g.sources[i].title + (g.sources[i].url.empty() ? "" : " <" + g.sources[i].url + ">")});
+    kv.push_back({i == 0 ? "Sources" : "",
+                  g.sources[i].title + (g.sources[i].url.empty() ? "" : " <" + g.sources[i].url + ">")});
   kv.push_back({"As of", g.as_of});
   // key_values() renders an empty key as a blank line; keep continuation lines aligned instead.
   for (auto& [k, v] : kv)
@@ -284,7 +310,8 @@ void run_validate(Context& ctx, const std::vector<std::string>& files) {
                              f.gpu_id.empty() ? "" : f.gpu_id + ": ", f.message, f.rule);
     }
     auto plural = [](std::size_t n, std::string_view one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); };
-    ctx.out << fmt::format("{} checked: {}, {}\n", plural(gpus.size(), "GPU"), plural(errors, "error"), plural(warnings, "warning"));
+    ctx.out << fmt::format("{} checked: {}, {}\n", plural(gpus.size(), "GPU"), plural(errors, "error"),
+                           plural(warnings, "warning"));
     return;
   }
   report::Table t({{"location"}, {"severity"}, {"gpu_id"}, {"rule"}, {"message"}});
@@ -328,8 +355,9 @@ void setup_catalog(CLI::App& app, Context& ctx) {
   list->add_flag("--desc", lo->desc, "Sort in descending order");
   list->add_flag("--used", lo->used, "Use used-market prices where known");
   list->add_flag("--ids", lo->ids, "Print only the ids, one a line (for scripts and shell completion)");
-  list->footer("Examples:\n  gpuadvisor catalog list --segment datacenter --sort bandwidth --desc\n"
-               "  gpuadvisor catalog list --min-memory 48GB --format csv");
+  list->footer(
+      "Examples:\n  gpuadvisor catalog list --segment datacenter --sort bandwidth --desc\n"
+      "  gpuadvisor catalog list --min-memory 48GB --format csv");
   add_format_option(*list, ctx, kTabular);
   add_catalog_option(*list, ctx);
   list->callback([&ctx, lo] { run_list(ctx, *lo); });
@@ -343,10 +371,13 @@ void setup_catalog(CLI::App& app, Context& ctx) {
   show->callback([&ctx, q] { run_show(ctx, *q); });
 
   auto files = std::make_shared<std::vector<std::string>>();
-  auto* val = cat->add_subcommand("validate", "Check catalog files (default: the merged catalog) for schema and physics errors");
+  auto* val = cat->add_subcommand("validate",
+                                  "Check catalog files (default: the merged catalog) for schema and physics errors");
   val->add_option("files", *files, "Catalog files to check; without files the embedded and user catalogs");
-  val->footer("Exit status: 0 no errors (warnings allowed), 1 errors found, 2 a file cannot be read.\n"
-              "Examples:\n  gpuadvisor catalog validate\n  gpuadvisor catalog validate docs/examples/catalogs/my-gpus.json --format json");
+  val->footer(
+      "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 a file cannot be read.\n"
+      "Examples:\n  gpuadvisor catalog validate\n  gpuadvisor catalog validate docs/examples/catalogs/my-gpus.json "
+      "--format json");
   add_format_option(*val, ctx, kTabular);
   add_catalog_option(*val, ctx);
   val->callback([&ctx, files] { run_validate(ctx, *files); });

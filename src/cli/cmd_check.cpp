@@ -99,7 +99,8 @@ void require_globs_match(const rules::RuleSet& rs, const char* flag, const std::
       if (!g.empty() && g[0] == '-') g.erase(0, 1);
       if (g.empty()) continue;
       const std::vector<std::string> one = {g};
-      if (std::none_of(ids.begin(), ids.end(), [&](const std::string& id) { return rules::glob_list_match(one, id); })) {
+      if (std::none_of(ids.begin(), ids.end(),
+                       [&](const std::string& id) { return rules::glob_list_match(one, id); })) {
         // A glob is compared with the globs that would match (each id's "family-*"), an id with the ids.
         std::vector<std::string> names = ids;
         if (g.find_first_of("*?") != std::string::npos)
@@ -251,8 +252,10 @@ void setup_check(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  gpuadvisor check docs/examples/h100-*.json\n"
       "  gpuadvisor check docs/examples/h100-*.json --format sarif > check.sarif\n"
-      "  gpuadvisor check docs/examples/h100-training-server.json --fail-on warning --warnings-as-errors='quote-*,host-ram-*'\n"
-      "  gpuadvisor check docs/examples/rtx4090-datacenter.json --disable no-ecc-production-training --rules docs/examples/policies/team-policy.json\n"
+      "  gpuadvisor check docs/examples/h100-training-server.json --fail-on warning "
+      "--warnings-as-errors='quote-*,host-ram-*'\n"
+      "  gpuadvisor check docs/examples/rtx4090-datacenter.json --disable no-ecc-production-training --rules "
+      "docs/examples/policies/team-policy.json\n"
       "  cat docs/examples/h100-training-server.json | gpuadvisor check -\n"
       "  gpuadvisor check --batch-file docs/examples/specs.jsonl\n"
       "  gpuadvisor check --list-rules");

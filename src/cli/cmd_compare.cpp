@@ -1,14 +1,14 @@
 // gpuadvisor compare: GPUs side by side, value metrics, and a workload's estimate on each.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-#include <fmt/format.h>
-
 #include "context.h"
-#include "gpuadvisor/report/html.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
+#include "gpuadvisor/report/html.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 #include "html_pages.h"
@@ -41,25 +41,29 @@ const std::vector<Metric>& metrics() {
          auto f = g.peak_flops(Precision::fp16);
          if (!p || !f) return std::nullopt;
          return *p / (*f / 1e12);
-       }, 1},
+       },
+       1},
       {"fp16_tflops_per_w", "FP16 TFLOPS per W", true,
        [](const Gpu& g, bool) -> std::optional<double> {
          auto f = g.peak_flops(Precision::fp16);
          if (!f || !g.tdp_w) return std::nullopt;
          return *f / 1e12 / *g.tdp_w;
-       }, 2},
+       },
+       2},
       {"bandwidth_gbs_per_kusd", "GB/s per $1k", true,
        [](const Gpu& g, bool used) -> std::optional<double> {
          auto p = g.price_usd(used);
          if (!p) return std::nullopt;
          return g.memory_bandwidth_gbs / (*p / 1000);
-       }, 1},
+       },
+       1},
       {"memory_gib_per_kusd", "GiB per $1k", true,
        [](const Gpu& g, bool used) -> std::optional<double> {
          auto p = g.price_usd(used);
          if (!p) return std::nullopt;
          return g.memory_bytes / 0x1p30 / (*p / 1000);
-       }, 2},
+       },
+       2},
   };
   return m;
 }
@@ -75,14 +79,16 @@ std::string metric_text(double v, int decimals) {
 
 void run_compare(Context& ctx, const CompareOptions& o) {
   auto f = ctx.output_format();
-  if (o.gpus.size() < 2) throw Error("compare needs at least two GPUs, e.g. 'gpuadvisor compare a100-80gb-sxm h100-sxm rtx-4090'");
+  if (o.gpus.size() < 2)
+    throw Error("compare needs at least two GPUs, e.g. 'gpuadvisor compare a100-80gb-sxm h100-sxm rtx-4090'");
   std::vector<const Gpu*> gpus;
   for (const auto& q : o.gpus) {
     auto r = ctx.catalog().resolve(q);
     if (!r) throw Error(r.error());
     gpus.push_back(*r);
   }
-  const bool with_workload = !o.in.model.empty() || !o.in.model_config.empty() || !o.in.profile.empty() || !o.in.model_file.empty();
+  const bool with_workload =
+      !o.in.model.empty() || !o.in.model_config.empty() || !o.in.profile.empty() || !o.in.model_file.empty();
   estimate::WorkloadSet set;
   std::optional<estimate::Workload> base;
   if (with_workload) base = ctx.workload(o.in, &set);
@@ -113,7 +119,8 @@ void run_compare(Context& ctx, const CompareOptions& o) {
   if (base) {
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       auto w = estimate::plan_layout(*base, set, *gpus[i], ctx.efficiency());
-      results.push_back({w, estimate::fit(w, *gpus[i], ctx.efficiency()), estimate::estimate_perf(w, *gpus[i], ctx.efficiency())});
+      results.push_back(
+          {w, estimate::fit(w, *gpus[i], ctx.efficiency()), estimate::estimate_perf(w, *gpus[i], ctx.efficiency())});
       if (speed(results.back()) > 0 && (best_speed < 0 || speed(results.back()) > speed(results[best_speed])))
         best_speed = static_cast<int>(i);
     }
@@ -127,7 +134,8 @@ void run_compare(Context& ctx, const CompareOptions& o) {
       util::Json g = catalog::to_output_json(*gpus[i]);
       g.erase("sources");
       g["price_usd"] = gpus[i]->price_usd(o.used) ? util::Json(*gpus[i]->price_usd(o.used)) : util::Json(nullptr);
-      g["price_kind"] = gpus[i]->price_kind(o.used).empty() ? util::Json(nullptr) : util::Json(gpus[i]->price_kind(o.used));
+      g["price_kind"] =
+          gpus[i]->price_kind(o.used).empty() ? util::Json(nullptr) : util::Json(gpus[i]->price_kind(o.used));
       util::Json mv;
       for (std::size_t m = 0; m < metrics().size(); ++m) {
         mv[metrics()[m].key] = vals[m][i] ? util::Json(*vals[m][i]) : util::Json(nullptr);
@@ -152,8 +160,9 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     // is unknown.
     auto num = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
     std::vector<report::Column> cols;
-    for (const char* h : {"id", "name", "architecture", "memory_bytes", "memory_type", "memory_bandwidth_bytes_per_s", "peak_fp16_flops",
-                          "peak_bf16_flops", "peak_fp8_flops", "tdp_w", "interconnect", "interconnect_bytes_per_s", "price_usd", "price_kind"})
+    for (const char* h : {"id", "name", "architecture", "memory_bytes", "memory_type", "memory_bandwidth_bytes_per_s",
+                          "peak_fp16_flops", "peak_bf16_flops", "peak_fp8_flops", "tdp_w", "interconnect",
+                          "interconnect_bytes_per_s", "price_usd", "price_kind"})
       cols.push_back({h});
     for (const auto& m : metrics()) cols.push_back({m.key});
     if (base)
@@ -161,11 +170,21 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     report::Table t(cols);
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       const Gpu& g = *gpus[i];
-      std::vector<std::string> r = {g.id, g.name, g.architecture, num(g.memory_bytes), g.memory_type, num(g.memory_bandwidth_gbs * 1e9),
-                                    num(g.peak_flops(Precision::fp16)), num(g.peak_flops(Precision::bf16)), num(g.peak_flops(Precision::fp8)),
-                                    num(g.tdp_w), g.interconnect.value_or(""),
-                                    num(g.interconnect_gbs ? std::optional<double>(*g.interconnect_gbs * 1e9) : std::nullopt),
-                                    num(g.price_usd(o.used)), g.price_kind(o.used)};
+      std::vector<std::string> r = {
+          g.id,
+          g.name,
+          g.architecture,
+          num(g.memory_bytes),
+          g.memory_type,
+          num(g.memory_bandwidth_gbs * 1e9),
+          num(g.peak_flops(Precision::fp16)),
+          num(g.peak_flops(Precision::bf16)),
+          num(g.peak_flops(Precision::fp8)),
+          num(g.tdp_w),
+          g.interconnect.value_or(""),
+          num(g.interconnect_gbs ? std::optional<double>(*g.interconnect_gbs * 1e9) : std::nullopt),
+          num(g.price_usd(o.used)),
+          g.price_kind(o.used)};
       for (std::size_t m = 0; m < metrics().size(); ++m) r.push_back(num(vals[m][i]));
       if (base) {
         const auto& p = results[i].perf;
@@ -173,9 +192,12 @@ void run_compare(Context& ctx, const CompareOptions& o) {
         std::optional<double> tput, time;
         std::string unit;
         if (p.available) {
-          if (p.images_per_s) tput = p.images_per_s->typical, unit = "images/s";
-          else if (estimate::is_training(w.task)) tput = p.tokens_per_s.typical, unit = "tokens/s";
-          else tput = p.decode_tokens_per_s.typical, unit = "tokens/s per sequence";
+          if (p.images_per_s)
+            tput = p.images_per_s->typical, unit = "images/s";
+          else if (estimate::is_training(w.task))
+            tput = p.tokens_per_s.typical, unit = "tokens/s";
+          else
+            tput = p.decode_tokens_per_s.typical, unit = "tokens/s per sequence";
           if (p.time_s) time = p.time_s->typical;
         }
         r.push_back(w.model.id);
@@ -200,21 +222,26 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     for (std::size_t i = 0; i < gpus.size(); ++i) r.push_back(cell(i, *gpus[i]));
     t.add(r);
   };
-  auto peak = [](const Gpu& g, Precision p) { auto v = g.peak_flops(p); return v ? util::format_number(*v / 1e12) : std::string("-"); };
+  auto peak = [](const Gpu& g, Precision p) {
+    auto v = g.peak_flops(p);
+    return v ? util::format_number(*v / 1e12) : std::string("-");
+  };
   row("Architecture", [](std::size_t, const Gpu& g) { return g.architecture; });
   row("Memory", [](std::size_t, const Gpu& g) { return util::format_bytes(g.memory_bytes) + " " + g.memory_type; });
   row("Bandwidth GB/s", [](std::size_t, const Gpu& g) { return util::format_number(g.memory_bandwidth_gbs); });
   row("FP16 TFLOPS", [&](std::size_t, const Gpu& g) { return peak(g, Precision::fp16); });
   row("BF16 TFLOPS", [&](std::size_t, const Gpu& g) { return peak(g, Precision::bf16); });
   row("FP8 TFLOPS", [&](std::size_t, const Gpu& g) { return peak(g, Precision::fp8); });
-  row("TDP W", [](std::size_t, const Gpu& g) { return g.tdp_w ? util::format_number(*g.tdp_w) : std::string("unknown"); });
+  row("TDP W",
+      [](std::size_t, const Gpu& g) { return g.tdp_w ? util::format_number(*g.tdp_w) : std::string("unknown"); });
   row("GPU link", [](std::size_t, const Gpu& g) {
     return g.interconnect ? *g.interconnect + (g.interconnect_gbs ? " " + util::format_number(*g.interconnect_gbs) : "")
                           : std::string("PCIe only");
   });
   row("Price", [&](std::size_t, const Gpu& g) {
     auto p = g.price_usd(o.used);
-    return p ? util::format_money(*p) + (g.price_kind(o.used) == "street" ? "" : " (" + g.price_kind(o.used) + ")") : "-";
+    return p ? util::format_money(*p) + (g.price_kind(o.used) == "street" ? "" : " (" + g.price_kind(o.used) + ")")
+             : "-";
   });
   const std::string star = f == report::Format::table ? " *" : " (best)";
   // How far each GPU is from the best in a metric: 1 for the best, less for the others.
@@ -235,7 +262,9 @@ void run_compare(Context& ctx, const CompareOptions& o) {
       return r.fit.fits ? fmt::format("yes ({} GPU{})", r.w.gpus, r.w.gpus > 1 ? "s" : "") : "no";
     });
     const bool training = estimate::is_training(base->task);
-    std::string label = base->model.vision && !base->model.is_transformer() ? "Images/s" : training ? "Tokens/s" : "Decode tok/s";
+    std::string label = base->model.vision && !base->model.is_transformer() ? "Images/s"
+                        : training                                          ? "Tokens/s"
+                                                                            : "Decode tok/s";
     row(label, [&](std::size_t i, const Gpu&) {
       const auto& r = results[i];
       if (!r.perf.available) return std::string("n/a");
@@ -263,28 +292,33 @@ void run_compare(Context& ctx, const CompareOptions& o) {
       std::vector<html::Segment> bars;
       for (std::size_t i = 0; i < gpus.size(); ++i)
         if (vals[m][i])
-          bars.push_back({gpus[i]->id, *vals[m][i], metric_text(*vals[m][i], metrics()[m].decimals), best[m] == static_cast<int>(i)});
+          bars.push_back({gpus[i]->id, *vals[m][i], metric_text(*vals[m][i], metrics()[m].decimals),
+                          best[m] == static_cast<int>(i)});
       if (!bars.empty())
-        charts.push_back(html::bar_chart(bars, metrics()[m].label, metrics()[m].higher_better ? "higher is better" : "lower is better", 520));
+        charts.push_back(html::bar_chart(bars, metrics()[m].label,
+                                         metrics()[m].higher_better ? "higher is better" : "lower is better", 520));
     }
     if (!charts.empty()) page.h2("Value metrics").figures(charts);
     if (base) {
       std::vector<html::Segment> bars;
       for (std::size_t i = 0; i < gpus.size(); ++i)
         if (results[i].fit.fits && results[i].perf.available)
-          bars.push_back({gpus[i]->id, speed(results[i]), util::format_number(speed(results[i])), best_speed == static_cast<int>(i)});
+          bars.push_back({gpus[i]->id, speed(results[i]), util::format_number(speed(results[i])),
+                          best_speed == static_cast<int>(i)});
       if (!bars.empty())
         page.h2("Speed on the workload")
-            .figure(html::bar_chart(bars, base->model.vision && !base->model.is_transformer() ? "Images/s"
-                                          : estimate::is_training(base->task)                   ? "Tokens/s"
-                                                                                                : "Decode tokens/s",
+            .figure(html::bar_chart(bars,
+                                    base->model.vision && !base->model.is_transformer() ? "Images/s"
+                                    : estimate::is_training(base->task)                 ? "Tokens/s"
+                                                                                        : "Decode tokens/s",
                                     "higher is better; GPUs the workload does not fit are left out"));
     }
     ctx.out << page.str(html_footer(ctx, "compare"));
     return;
   }
   ctx.out << t.render(f, ctx.style);
-  if (f == report::Format::markdown && base) ctx.out << "\nWorkload: " << report::markdown_text(describe(*base)) << "\n";
+  if (f == report::Format::markdown && base)
+    ctx.out << "\nWorkload: " << report::markdown_text(describe(*base)) << "\n";
   if (f == report::Format::table) {
     // Each value metric as bars relative to the best GPU, drawn as the memory breakdown draws shares.
     std::size_t idw = 0, vw = 0;
@@ -296,11 +330,13 @@ void run_compare(Context& ctx, const CompareOptions& o) {
     const int bw = std::clamp(room, 5, report::kBarWidth);
     ctx.out << "\nRelative to the best in each row (100%):\n";
     for (std::size_t m = 0; m < metrics().size(); ++m) {
-      ctx.out << fmt::format("{} ({} is better)\n", metrics()[m].label, metrics()[m].higher_better ? "higher" : "lower");
+      ctx.out << fmt::format("{} ({} is better)\n", metrics()[m].label,
+                             metrics()[m].higher_better ? "higher" : "lower");
       for (std::size_t i = 0; i < gpus.size(); ++i) {
         const std::string v = vals[m][i] ? metric_text(*vals[m][i], metrics()[m].decimals) : "-";
         std::string line = fmt::format("  {:<{}}  {:>{}}", gpus[i]->id, idw, v, vw);
-        if (vals[m][i]) line += fmt::format("  {:>3.0f}% {}", relative(m, i) * 100, report::bar(relative(m, i), bw, ctx.style));
+        if (vals[m][i])
+          line += fmt::format("  {:>3.0f}% {}", relative(m, i) * 100, report::bar(relative(m, i), bw, ctx.style));
         if (best[m] == static_cast<int>(i)) line += " *";
         ctx.out << line << "\n";
       }
@@ -314,7 +350,8 @@ void run_compare(Context& ctx, const CompareOptions& o) {
 
 void setup_compare(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CompareOptions>();
-  auto* cmd = app.add_subcommand("compare", "GPUs side by side: specs, value metrics, and a workload's estimate on each");
+  auto* cmd =
+      app.add_subcommand("compare", "GPUs side by side: specs, value metrics, and a workload's estimate on each");
   cmd->add_option("gpus", o->gpus, "Two or more GPU ids, aliases or loose names")->required()->type_name("GPU");
   cmd->add_flag("--used", o->used, "Use used-market prices where known");
   add_workload_options(*cmd, o->in, ctx);

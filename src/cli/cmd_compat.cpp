@@ -1,7 +1,7 @@
 // gpuadvisor compat: CUDA toolkit, driver and framework support for a GPU or an architecture.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "context.h"
 #include "gpuadvisor/catalog/ops.h"
@@ -36,8 +36,10 @@ std::string features_text(const catalog::ArchFeatures& f, const catalog::Gpu* gp
   put(f.fp8, "FP8");
   put(f.fp4, "FP4");
   const auto mig = has_mig(f, gpu);
-  if (!gpu) put(f.mig, f.mig ? "MIG (not on every product)" : "MIG");
-  else if (mig) put(*mig, *mig ? fmt::format("MIG (up to {} instances)", *gpu->mig_instances) : "MIG");
+  if (!gpu)
+    put(f.mig, f.mig ? "MIG (not on every product)" : "MIG");
+  else if (mig)
+    put(*mig, *mig ? fmt::format("MIG (up to {} instances)", *gpu->mig_instances) : "MIG");
   put(f.structured_sparsity, "2:4 structured sparsity");
   put(f.transformer_engine, "Transformer Engine FP8");
   std::string out = yes.empty() ? "none of " + util::join(no, ", ") : util::join(yes, ", ");
@@ -68,7 +70,8 @@ layout::KeyValues summary(const CompatReport& r, const catalog::Gpu* gpu) {
   if (!q.gpu_id.empty()) kv.push_back({"GPU", {fmt::format("{} ({})", q.gpu_name, q.gpu_id)}});
   if (!r.arch) {
     kv.push_back({"Architecture", {arch_display(q.arch) + " (" + q.vendor + ")"}});
-    kv.push_back({"CUDA", {"does not run on it: CUDA and the CUDA builds of PyTorch, TensorFlow and JAX need an NVIDIA GPU"}});
+    kv.push_back(
+        {"CUDA", {"does not run on it: CUDA and the CUDA builds of PyTorch, TensorFlow and JAX need an NVIDIA GPU"}});
     return kv;
   }
   std::string ccs;
@@ -80,8 +83,9 @@ layout::KeyValues summary(const CompatReport& r, const catalog::Gpu* gpu) {
       return util::join(others, ", ");
     }());
   kv.push_back({"Architecture", {fmt::format("{}, compute capability {}{}", arch_display(r.arch->id), r.cc, ccs)}});
-  std::string cuda = r.first_cuda ? fmt::format("{} or newer builds native code", *r.first_cuda)
-                                  : fmt::format("unknown: the first toolkit for compute capability {} is not in the data", r.cc);
+  std::string cuda = r.first_cuda
+                         ? fmt::format("{} or newer builds native code", *r.first_cuda)
+                         : fmt::format("unknown: the first toolkit for compute capability {} is not in the data", r.cc);
   if (r.arch->last_cuda) cuda += fmt::format("; {} is the last toolkit that builds for it", *r.arch->last_cuda);
   kv.push_back({"CUDA", {cuda}});
   if (r.first_cuda_row) {
@@ -89,7 +93,8 @@ layout::KeyValues summary(const CompatReport& r, const catalog::Gpu* gpu) {
     std::vector<std::string> parts;
     if (row.min_driver_linux) parts.push_back(*row.min_driver_linux + " or newer on Linux");
     if (row.min_driver_windows) parts.push_back(*row.min_driver_windows + " or newer on Windows");
-    kv.push_back({"Driver", {fmt::format("{} (for CUDA {}, CUDA release notes Table 3)", util::join(parts, ", "), row.cuda)}});
+    kv.push_back(
+        {"Driver", {fmt::format("{} (for CUDA {}, CUDA release notes Table 3)", util::join(parts, ", "), row.cuda)}});
   }
   for (const auto& f : r.frameworks) kv.push_back({std::string(catalog::display(f.framework)), {framework_text(f)}});
   kv.push_back({"Features", {features_text(r.arch->features_for(r.cc), gpu)}});
@@ -99,8 +104,10 @@ layout::KeyValues summary(const CompatReport& r, const catalog::Gpu* gpu) {
 util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
   auto j = report::envelope("compat");
   const auto& q = r.query;
-  if (q.gpu_id.empty()) j["gpu"] = nullptr;
-  else j["gpu"] = util::Json{{"id", q.gpu_id}, {"name", q.gpu_name}};
+  if (q.gpu_id.empty())
+    j["gpu"] = nullptr;
+  else
+    j["gpu"] = util::Json{{"id", q.gpu_id}, {"name", q.gpu_name}};
   j["vendor"] = q.vendor;
   j["architecture"] = q.arch;
   j["compute_capability"] = r.arch ? util::Json(r.cc) : util::Json(nullptr);
@@ -130,14 +137,15 @@ util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
   j["frameworks"] = fws;
   if (r.arch) {
     const auto f = r.arch->features_for(r.cc);
-    j["features"] = util::Json{{"tf32", f.tf32},
-                               {"bf16", f.bf16},
-                               {"fp8", f.fp8},
-                               {"fp4", f.fp4},
-                               {"mig", has_mig(f, gpu) ? util::Json(*has_mig(f, gpu)) : util::Json(nullptr)},
-                               {"mig_instances", gpu && gpu->mig_instances ? util::Json(*gpu->mig_instances) : util::Json(nullptr)},
-                               {"structured_sparsity", f.structured_sparsity},
-                               {"transformer_engine", f.transformer_engine}};
+    j["features"] =
+        util::Json{{"tf32", f.tf32},
+                   {"bf16", f.bf16},
+                   {"fp8", f.fp8},
+                   {"fp4", f.fp4},
+                   {"mig", has_mig(f, gpu) ? util::Json(*has_mig(f, gpu)) : util::Json(nullptr)},
+                   {"mig_instances", gpu && gpu->mig_instances ? util::Json(*gpu->mig_instances) : util::Json(nullptr)},
+                   {"structured_sparsity", f.structured_sparsity},
+                   {"transformer_engine", f.transformer_engine}};
   } else {
     j["features"] = nullptr;
   }
@@ -169,7 +177,8 @@ void run_compat(Context& ctx, const CompatOptions& o) {
   if (!o.gpu.empty() && !o.arch.empty()) throw Error("--gpu and --arch: give one of them, not both");
   std::vector<std::string> oses = {"linux", "windows"};
   if (std::find(oses.begin(), oses.end(), o.os) == oses.end())
-    throw Error(fmt::format("--os: expected linux or windows, got {}{}", util::quote(o.os), util::did_you_mean(o.os, oses)));
+    throw Error(
+        fmt::format("--os: expected linux or windows, got {}{}", util::quote(o.os), util::did_you_mean(o.os, oses)));
 
   const auto& table = catalog::CompatTable::embedded();
   catalog::CompatQuery q;
@@ -195,12 +204,14 @@ void run_compat(Context& ctx, const CompatOptions& o) {
   }
   if (!o.driver.empty()) {
     auto v = catalog::parse_version(o.driver);
-    if (!v) throw Error(fmt::format("--driver: expected a driver version like 535.104.05, got {}", util::quote(o.driver)));
+    if (!v)
+      throw Error(fmt::format("--driver: expected a driver version like 535.104.05, got {}", util::quote(o.driver)));
     // NVIDIA's Linux and Windows drivers are numbered branch.build[.patch] with a three-digit branch.
     if (v->parts.size() < 2 || v->parts[0] < 100 || v->parts[0] > 999)
-      throw Error(fmt::format("--driver: {} is not an NVIDIA driver version: they are a three-digit branch and a build, "
-                              "like 535.104.05 or 580.65",
-                              util::quote(o.driver)));
+      throw Error(
+          fmt::format("--driver: {} is not an NVIDIA driver version: they are a three-digit branch and a build, "
+                      "like 535.104.05 or 580.65",
+                      util::quote(o.driver)));
     q.driver = *v;
   }
   if (!o.framework.empty()) {
@@ -208,8 +219,8 @@ void run_compat(Context& ctx, const CompatOptions& o) {
     if (!q.framework) {
       std::vector<std::string> names;
       for (auto f : catalog::kFrameworks) names.emplace_back(catalog::name(f));
-      throw Error(fmt::format("--framework: expected one of {}, got {}{}", util::join(names, ", "), util::quote(o.framework),
-                              util::did_you_mean(util::lower(o.framework), names)));
+      throw Error(fmt::format("--framework: expected one of {}, got {}{}", util::join(names, ", "),
+                              util::quote(o.framework), util::did_you_mean(util::lower(o.framework), names)));
     }
   }
   if (!o.version.empty()) {
@@ -262,9 +273,11 @@ void run_compat(Context& ctx, const CompatOptions& o) {
 
 void setup_compat(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CompatOptions>();
-  auto* cmd = app.add_subcommand("compat", "CUDA toolkit, driver and framework (PyTorch, TensorFlow, JAX) support for a GPU");
+  auto* cmd =
+      app.add_subcommand("compat", "CUDA toolkit, driver and framework (PyTorch, TensorFlow, JAX) support for a GPU");
   cmd->add_option("--gpu", o->gpu, "GPU id, alias or loose name (h100-sxm, 4090, \"A100 80GB\")")->type_name("GPU");
-  cmd->add_option("--arch", o->arch, "Architecture (volta, turing, ampere, ada, hopper, blackwell) or compute capability (8.6, sm_90)")
+  cmd->add_option("--arch", o->arch,
+                  "Architecture (volta, turing, ampere, ada, hopper, blackwell) or compute capability (8.6, sm_90)")
       ->type_name("ARCH");
   cmd->add_option("--cuda", o->cuda, "CUDA toolkit version to check (11.8, 12.4)")->type_name("VERSION");
   cmd->add_option("--driver", o->driver, "NVIDIA driver version to check (525.60.13, 535.104)")->type_name("VERSION");

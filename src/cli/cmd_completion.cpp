@@ -1,11 +1,11 @@
 // gpuadvisor completion bash|zsh|fish: a completion script generated from the command tree, so it
 // offers exactly the commands and flags this binary parses. GPU, model and rule ids are asked of
 // the binary when completing (`catalog list --ids`, ...), so user catalogs are included.
+#include <fmt/format.h>
+
 #include <map>
 #include <memory>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "command_tree.h"
 #include "gpuadvisor/util/text.h"
@@ -17,13 +17,20 @@ namespace {
 // @any (a value with nothing to offer).
 std::string value_spec(const OptionInfo& o) {
   switch (o.kind) {
-    case ValueKind::none: return "";
-    case ValueKind::any: return "@any";
-    case ValueKind::file: return "@file";
-    case ValueKind::gpu: return "@gpu";
-    case ValueKind::model: return "@model";
-    case ValueKind::rule: return "@rule";
-    case ValueKind::words: return util::join(o.words, " ");
+    case ValueKind::none:
+      return "";
+    case ValueKind::any:
+      return "@any";
+    case ValueKind::file:
+      return "@file";
+    case ValueKind::gpu:
+      return "@gpu";
+    case ValueKind::model:
+      return "@model";
+    case ValueKind::rule:
+      return "@rule";
+    case ValueKind::words:
+      return util::join(o.words, " ");
   }
   return "@any";
 }
@@ -383,19 +390,27 @@ complete -c gpuadvisor -f
 )SH";
   auto complete_values = [](const OptionInfo& o) -> std::string {
     switch (o.kind) {
-      case ValueKind::none: return "";
-      case ValueKind::any: return " -x";
-      case ValueKind::file: return " -r -F";
-      case ValueKind::gpu: return " -x -a '(__gpuadvisor_ids catalog)'";
-      case ValueKind::model: return " -x -a '(__gpuadvisor_ids models)'";
-      case ValueKind::rule: return " -x -a '(__gpuadvisor_ids rules)'";
-      case ValueKind::words: return " -x -a " + fish_quote(util::join(o.words, " "));
+      case ValueKind::none:
+        return "";
+      case ValueKind::any:
+        return " -x";
+      case ValueKind::file:
+        return " -r -F";
+      case ValueKind::gpu:
+        return " -x -a '(__gpuadvisor_ids catalog)'";
+      case ValueKind::model:
+        return " -x -a '(__gpuadvisor_ids models)'";
+      case ValueKind::rule:
+        return " -x -a '(__gpuadvisor_ids rules)'";
+      case ValueKind::words:
+        return " -x -a " + fish_quote(util::join(o.words, " "));
     }
     return "";
   };
   for (const auto* c : all) {
     std::string at = "complete -c gpuadvisor -n " + fish_quote("__gpuadvisor_at " + fish_quote(c->path));
-    for (const auto& s : c->subcommands) os << at << " -a " << s.name << " -d " << fish_quote(summary(s.description)) << "\n";
+    for (const auto& s : c->subcommands)
+      os << at << " -a " << s.name << " -d " << fish_quote(summary(s.description)) << "\n";
     for (const auto& o : c->options) {
       os << at;
       for (const auto& n : o.names) os << (n.rfind("--", 0) == 0 ? " -l " + n.substr(2) : " -s " + n.substr(1));

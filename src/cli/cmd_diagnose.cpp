@@ -1,10 +1,10 @@
 // gpuadvisor diagnose: what an Xid code or a CUDA/cuDNN/NCCL error text means and what to do;
 // --log scans kernel logs for Xid lines.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 #include "context.h"
 #include "gpuadvisor/catalog/ops.h"
@@ -99,7 +99,8 @@ layout::KeyValues xid_kv(const XidInfo& x) {
   if (!x.causes.empty()) kv.push_back({"Likely causes", bulleted(x.causes)});
   if (!x.actions.empty()) kv.push_back({"What to do", numbered(x.actions)});
   if (!x.immediate_action.empty() || !x.investigatory_action.empty())
-    kv.push_back({"NVIDIA's actions", {fmt::format("immediate: {}; investigatory: {}", x.immediate_action, x.investigatory_action)}});
+    kv.push_back({"NVIDIA's actions",
+                  {fmt::format("immediate: {}; investigatory: {}", x.immediate_action, x.investigatory_action)}});
   if (!x.notes.empty()) kv.push_back({"Notes", {x.notes}});
   kv.push_back({"Sources", cites(x.sources)});
   return kv;
@@ -122,8 +123,17 @@ std::string cite_all(const std::vector<catalog::Source>& sources) { return joine
 
 // CSV and markdown: one row per record, columns named as the JSON keys.
 std::string xid_rows(Context& ctx, report::Format f, const XidInfo& x) {
-  report::Table t({{"code"}, {"name"}, {"severity"}, {"category"}, {"mnemonic"}, {"meaning"}, {"causes"}, {"actions"},
-                   {"nvidia_immediate_action"}, {"nvidia_investigatory_action"}, {"sources"}});
+  report::Table t({{"code"},
+                   {"name"},
+                   {"severity"},
+                   {"category"},
+                   {"mnemonic"},
+                   {"meaning"},
+                   {"causes"},
+                   {"actions"},
+                   {"nvidia_immediate_action"},
+                   {"nvidia_investigatory_action"},
+                   {"sources"}});
   t.add({std::to_string(x.code), x.name, std::string(catalog::name(x.severity)), x.category, x.mnemonic, x.meaning,
          joined(x.causes), joined(x.actions), x.immediate_action, x.investigatory_action, cite_all(x.sources)});
   return t.render(f, ctx.style);
@@ -132,7 +142,8 @@ std::string xid_rows(Context& ctx, report::Format f, const XidInfo& x) {
 std::string error_rows(Context& ctx, report::Format f, const std::vector<const ErrorPattern*>& matches) {
   report::Table t({{"id"}, {"component"}, {"patterns"}, {"meaning"}, {"causes"}, {"actions"}, {"sources"}});
   for (const auto* e : matches)
-    t.add({e->id, e->component, joined(e->patterns), e->meaning, joined(e->causes), joined(e->actions), cite_all(e->sources)});
+    t.add({e->id, e->component, joined(e->patterns), e->meaning, joined(e->causes), joined(e->actions),
+           cite_all(e->sources)});
   return t.render(f, ctx.style);
 }
 
@@ -165,9 +176,10 @@ void run_text(Context& ctx, report::Format f, const std::string& text) {
   auto matches = table.match(text);
   if (matches.empty()) {
     auto names = table.names();
-    throw Error(fmt::format("no known CUDA, cuDNN, cuBLAS, NCCL or driver error matches {}{} ('gpuadvisor diagnose --list' "
-                            "shows them; Xid codes are numbers: 'gpuadvisor diagnose 79')",
-                            util::quote(text), util::did_you_mean(text, names)));
+    throw Error(
+        fmt::format("no known CUDA, cuDNN, cuBLAS, NCCL or driver error matches {}{} ('gpuadvisor diagnose --list' "
+                    "shows them; Xid codes are numbers: 'gpuadvisor diagnose 79')",
+                    util::quote(text), util::did_you_mean(text, names)));
   }
   if (f == report::Format::json) {
     auto j = report::envelope("diagnose");
@@ -199,9 +211,13 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
   auto scan = rules::scan_xid_log(*text, origin, table);
   if (!scan) throw Error(scan.error());
   if (scan->critical) ctx.exit = Exit::no;
-  auto sev = [](const rules::XidGroup& g) { return g.severity ? std::string(catalog::name(*g.severity)) : std::string("unknown"); };
+  auto sev = [](const rules::XidGroup& g) {
+    return g.severity ? std::string(catalog::name(*g.severity)) : std::string("unknown");
+  };
   auto what = [](const rules::XidGroup& g) {
-    std::string n = g.log_message ? g.log_message->name : g.info ? g.info->name : std::string("(not in gpuadvisor's table)");
+    std::string n = g.log_message ? g.log_message->name
+                    : g.info      ? g.info->name
+                                  : std::string("(not in gpuadvisor's table)");
     return g.label.empty() ? n : n + ": " + g.label;
   };
   auto code_text = [](const rules::XidGroup& g) { return g.code ? std::to_string(g.code) : std::string("-"); };
@@ -209,10 +225,11 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
     std::vector<std::string> out;
     for (const auto& w : scan->warnings) out.push_back(fmt::format("{}:{}: {}", origin, w.line, w.what));
     if (scan->warnings_total > scan->warnings.size())
-      out.push_back(fmt::format("{}: {} more malformed Xid lines skipped", origin, scan->warnings_total - scan->warnings.size()));
+      out.push_back(
+          fmt::format("{}: {} more malformed Xid lines skipped", origin, scan->warnings_total - scan->warnings.size()));
     if (scan->unlisted_events)
-      out.push_back(fmt::format("{}: {} events past the first 10,000 GPU and Xid groups are counted but not listed", origin,
-                                scan->unlisted_events));
+      out.push_back(fmt::format("{}: {} events past the first 10,000 GPU and Xid groups are counted but not listed",
+                                origin, scan->unlisted_events));
     return out;
   };
 
@@ -231,7 +248,8 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
       x["pci_address"] = g.pci;
       x["xid"] = g.code ? util::Json(g.code) : util::Json(nullptr);
       x["message"] = g.log_message ? util::Json(g.log_message->id) : util::Json(nullptr);
-      x["name"] = g.info || g.log_message ? util::Json(g.log_message ? g.log_message->name : g.info->name) : util::Json(nullptr);
+      x["name"] = g.info || g.log_message ? util::Json(g.log_message ? g.log_message->name : g.info->name)
+                                          : util::Json(nullptr);
       x["severity"] = sev(g);
       x["recovery_action"] = g.label.empty() ? util::Json(nullptr) : util::Json(g.label);
       x["count"] = g.count;
@@ -249,13 +267,19 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
   using report::Align;
   // CSV gets the JSON key names; people get words.
   const bool csv = f == report::Format::csv;
-  report::Table t({{csv ? "pci_address" : "GPU"}, {csv ? "xid" : "Xid", Align::right}, {csv ? "severity" : "Severity"},
-                   {csv ? "count" : "Count", Align::right}, {csv ? "first_seen" : "First seen"}, {csv ? "last_seen" : "Last seen"},
-                   {csv ? "lines" : "Lines"}, {csv ? "name" : "Meaning"}});
+  report::Table t({{csv ? "pci_address" : "GPU"},
+                   {csv ? "xid" : "Xid", Align::right},
+                   {csv ? "severity" : "Severity"},
+                   {csv ? "count" : "Count", Align::right},
+                   {csv ? "first_seen" : "First seen"},
+                   {csv ? "last_seen" : "Last seen"},
+                   {csv ? "lines" : "Lines"},
+                   {csv ? "name" : "Meaning"}});
   for (const auto& g : scan->groups)
     t.add({g.pci, code_text(g), sev(g), std::to_string(g.count), g.first_time.empty() ? "-" : g.first_time,
            g.last_time.empty() ? "-" : g.last_time,
-           g.first_line == g.last_line ? std::to_string(g.first_line) : fmt::format("{}-{}", g.first_line, g.last_line), what(g)});
+           g.first_line == g.last_line ? std::to_string(g.first_line) : fmt::format("{}-{}", g.first_line, g.last_line),
+           what(g)});
   if (f != report::Format::table) {
     ctx.out << t.render(f, ctx.style);
     return;
@@ -273,9 +297,9 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
   std::vector<std::string> crit;
   for (const auto& g : scan->groups)
     if (g.severity == catalog::XidSeverity::critical)
-      crit.push_back(g.code ? fmt::format("Xid {} ({}) on {}", g.code, what(g), g.pci) : fmt::format("{} on {}", what(g), g.pci));
-  if (!crit.empty())
-    ctx.out << layout::hanging("", fmt::format("Critical: {}.", util::join(crit, "; ")), width);
+      crit.push_back(g.code ? fmt::format("Xid {} ({}) on {}", g.code, what(g), g.pci)
+                            : fmt::format("{} on {}", what(g), g.pci));
+  if (!crit.empty()) ctx.out << layout::hanging("", fmt::format("Critical: {}.", util::join(crit, "; ")), width);
   std::vector<std::string> codes, unknown;
   for (const auto& g : scan->groups) {
     if (!g.code) continue;
@@ -284,12 +308,18 @@ void run_log(Context& ctx, report::Format f, const std::string& path) {
     if (std::find(into.begin(), into.end(), c) == into.end()) into.push_back(c);
   }
   if (!codes.empty())
-    ctx.out << layout::hanging("", fmt::format("What each code means and what to do: gpuadvisor diagnose {}{}", codes.front(),
-                                               codes.size() > 1 ? fmt::format(" (and {})", util::join(std::vector<std::string>(codes.begin() + 1, codes.end()), ", ")) : ""),
-                               width);
+    ctx.out << layout::hanging(
+        "",
+        fmt::format(
+            "What each code means and what to do: gpuadvisor diagnose {}{}", codes.front(),
+            codes.size() > 1
+                ? fmt::format(" (and {})", util::join(std::vector<std::string>(codes.begin() + 1, codes.end()), ", "))
+                : ""),
+        width);
   if (!unknown.empty())
-    ctx.out << layout::hanging("", fmt::format("Not in gpuadvisor's table: Xid {}; see NVIDIA's Xid catalog <{}>",
-                                               util::join(unknown, ", "), kXidCatalogUrl),
+    ctx.out << layout::hanging("",
+                               fmt::format("Not in gpuadvisor's table: Xid {}; see NVIDIA's Xid catalog <{}>",
+                                           util::join(unknown, ", "), kXidCatalogUrl),
                                width);
   if (!warnings.empty()) ctx.out << "\n";
   for (const auto& w : warnings) ctx.out << layout::hanging("Warning: ", w, width);
@@ -337,7 +367,8 @@ bool run_pasted(Context& ctx, report::Format f, const std::string& text) {
       layout::KeyValues kv;
       kv.push_back({"Severity", {std::string(catalog::name(m.severity))}});
       kv.push_back({"Meaning", {m.meaning}});
-      if (m.same_as_xid) kv.push_back({"Same as", {fmt::format("Xid {}: gpuadvisor diagnose {}", *m.same_as_xid, *m.same_as_xid)}});
+      if (m.same_as_xid)
+        kv.push_back({"Same as", {fmt::format("Xid {}: gpuadvisor diagnose {}", *m.same_as_xid, *m.same_as_xid)}});
       kv.push_back({"Sources", cites(m.sources)});
       ctx.out << layout::key_values(kv, ctx.style.width);
       continue;
@@ -361,17 +392,20 @@ void run_list(Context& ctx, report::Format f) {
     j["kind"] = "list";
     util::Json xa = util::Json::array();
     for (const auto& x : xids.all())
-      xa.push_back(util::Json{{"code", x.code}, {"name", x.name}, {"severity", std::string(catalog::name(x.severity))}});
+      xa.push_back(
+          util::Json{{"code", x.code}, {"name", x.name}, {"severity", std::string(catalog::name(x.severity))}});
     j["xids"] = xa;
     util::Json ea = util::Json::array();
-    for (const auto& e : errors.all()) ea.push_back(util::Json{{"id", e.id}, {"component", e.component}, {"patterns", e.patterns}});
+    for (const auto& e : errors.all())
+      ea.push_back(util::Json{{"id", e.id}, {"component", e.component}, {"patterns", e.patterns}});
     j["errors"] = ea;
     ctx.out << report::dump(j);
     return;
   }
   if (f == report::Format::csv) {  // one table: a record an Xid code or error text
     report::Table t({{"kind"}, {"id"}, {"severity"}, {"component"}, {"name"}, {"patterns"}});
-    for (const auto& x : xids.all()) t.add({"xid", std::to_string(x.code), std::string(catalog::name(x.severity)), "", x.name, ""});
+    for (const auto& x : xids.all())
+      t.add({"xid", std::to_string(x.code), std::string(catalog::name(x.severity)), "", x.name, ""});
     for (const auto& e : errors.all()) t.add({"error", e.id, "", e.component, "", util::join(e.patterns, " | ")});
     ctx.out << t.render(f, ctx.style);
     return;
@@ -400,8 +434,9 @@ void run_diagnose(Context& ctx, const DiagnoseOptions& o) {
     return;
   }
   if (o.query.empty())
-    throw Error("diagnose: give an Xid code ('diagnose 79'), an error text ('diagnose \"CUDNN_STATUS_NOT_INITIALIZED\"') "
-                "or --log FILE");
+    throw Error(
+        "diagnose: give an Xid code ('diagnose 79'), an error text ('diagnose \"CUDNN_STATUS_NOT_INITIALIZED\"') "
+        "or --log FILE");
   std::string text = util::join(o.query, " ");
   if (run_pasted(ctx, f, text)) return;
   bool looked_like_xid = false;
@@ -419,10 +454,12 @@ void run_diagnose(Context& ctx, const DiagnoseOptions& o) {
 
 void setup_diagnose(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<DiagnoseOptions>();
-  auto* cmd = app.add_subcommand("diagnose", "What an Xid code or a CUDA/cuDNN/NCCL error means and what to do; scans kernel logs");
+  auto* cmd = app.add_subcommand("diagnose",
+                                 "What an Xid code or a CUDA/cuDNN/NCCL error means and what to do; scans kernel logs");
   cmd->add_option("query", o->query, "An Xid code (79, 'xid 48') or an error text (\"CUDNN_STATUS_NOT_INITIALIZED\")")
       ->type_name("CODE|TEXT");
-  cmd->add_option("--log", o->log, "Scan a kernel log (dmesg, journalctl -k, syslog; '-' is standard input) for Xid lines")
+  cmd->add_option("--log", o->log,
+                  "Scan a kernel log (dmesg, journalctl -k, syslog; '-' is standard input) for Xid lines")
       ->type_name("FILE");
   cmd->add_flag("--list", o->list, "List the Xid codes and error texts gpuadvisor knows");
   cmd->footer(

@@ -2,11 +2,11 @@
 #include <fmt/format.h>
 
 #include "context.h"
-#include "trace.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "trace.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -68,9 +68,15 @@ report::Table estimate_csv(const EstimateResult& r, const catalog::Gpu& gpu) {
   const auto& p = r.perf;
   auto num = [](double v) { return report::csv_number(v); };
   auto whole = [](double v) { return fmt::format("{:.0f}", v); };
-  std::vector<report::Column> cols = {{"gpu_id"}, {"gpus"}, {"precision"}, {"task"}, {"fits"}, {"spare_bytes_per_gpu"}, {"bound"}};
-  std::vector<std::string> row = {gpu.id, std::to_string(w.gpus), std::string(w.precision), std::string(estimate::name(w.task)),
-                                  r.fit.fits ? "true" : "false", whole(r.fit.headroom_bytes), std::string(p.bound)};
+  std::vector<report::Column> cols = {{"gpu_id"}, {"gpus"}, {"precision"}, {"task"}, {"fits"}, {"spare_bytes_per_gpu"},
+                                      {"bound"}};
+  std::vector<std::string> row = {gpu.id,
+                                  std::to_string(w.gpus),
+                                  std::string(w.precision),
+                                  std::string(estimate::name(w.task)),
+                                  r.fit.fits ? "true" : "false",
+                                  whole(r.fit.headroom_bytes),
+                                  std::string(p.bound)};
   auto range = [&](const std::string& key, const estimate::Range& v) {
     for (const char* suffix : {"", "_low", "_high"}) cols.push_back({key + suffix});
     row.push_back(num(v.typical));
@@ -108,12 +114,13 @@ report::Table estimate_csv(const EstimateResult& r, const catalog::Gpu& gpu) {
 
 void run_estimate(Context& ctx, const EstimateOptions& o) {
   if (!o.batch_file.empty()) {
-    run_batch(ctx, o.batch_file, o.in, {"gpu"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
-      std::string gq = line.opt_str("gpu").value_or(o.gpu);
-      auto r = compute(ctx, in, gq);
-      if (!r.fit.fits) code = Exit::no;
-      return to_json(r, ctx.gpu(gq));
-    });
+    run_batch(ctx, o.batch_file, o.in, {"gpu"},
+              [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+                std::string gq = line.opt_str("gpu").value_or(o.gpu);
+                auto r = compute(ctx, in, gq);
+                if (!r.fit.fits) code = Exit::no;
+                return to_json(r, ctx.gpu(gq));
+              });
     return;
   }
   auto f = ctx.output_format();
@@ -147,26 +154,34 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
     kv.push_back({"Per GPU", util::format_number(perf.tokens_per_s.typical / w.gpus) + " tokens/s"});
     kv.push_back({"FLOPs/token", fmt::format("{:.3g}", perf.flops_per_token)});
     kv.push_back({"Utilisation", peak + (w.gpus > 1 ? fmt::format(", x {:.2f} multi-GPU scaling", perf.scaling) : "")});
-    kv.push_back({"Step time", fmt::format("{} for {} tokens (batch {} x {} x dp {})", util::format_duration(perf.step_time_s),
-                                           util::format_number(static_cast<double>(w.batch * w.seq_len * w.dp())), w.batch,
-                                           w.seq_len, w.dp())});
+    kv.push_back(
+        {"Step time", fmt::format("{} for {} tokens (batch {} x {} x dp {})", util::format_duration(perf.step_time_s),
+                                  util::format_number(static_cast<double>(w.batch * w.seq_len * w.dp())), w.batch,
+                                  w.seq_len, w.dp())});
     if (perf.time_s) {
-      kv.push_back({"Total compute", fmt::format("{:.3g} FLOPs for {} tokens", perf.total_flops, util::format_count(w.tokens))});
+      kv.push_back(
+          {"Total compute", fmt::format("{:.3g} FLOPs for {} tokens", perf.total_flops, util::format_count(w.tokens))});
       kv.push_back({"Time", duration(*perf.time_s)});
     }
   } else {
-    kv.push_back({"Prefill", perf.compute_known ? rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " + peak
-                                                : "unknown (no published compute peak)"});
+    kv.push_back({"Prefill", perf.compute_known
+                                 ? rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " + peak
+                                 : "unknown (no published compute peak)"});
     kv.push_back({"Decode", rate(perf.decode_tokens_per_s, "tokens/s per sequence")});
-    if (w.batch > 1) kv.push_back({"Decode, batch", util::format_number(perf.decode_total_tokens_per_s.typical) + " tokens/s"});
-    kv.push_back({"First token", perf.compute_known ? fmt::format("{} for a {}-token prompt", util::format_duration(perf.time_to_first_token_s), w.seq_len)
-                                                    : std::string("unknown (no published compute peak)")});
-    kv.push_back({"Per step", fmt::format("{} read per GPU at {:.0f}% of {} GB/s", util::format_bytes(perf.decode_bytes_per_step),
-                                          perf.bandwidth_efficiency * 100, util::format_number(gpu.memory_bandwidth_gbs))});
+    if (w.batch > 1)
+      kv.push_back({"Decode, batch", util::format_number(perf.decode_total_tokens_per_s.typical) + " tokens/s"});
+    kv.push_back({"First token", perf.compute_known
+                                     ? fmt::format("{} for a {}-token prompt",
+                                                   util::format_duration(perf.time_to_first_token_s), w.seq_len)
+                                     : std::string("unknown (no published compute peak)")});
+    kv.push_back({"Per step",
+                  fmt::format("{} read per GPU at {:.0f}% of {} GB/s", util::format_bytes(perf.decode_bytes_per_step),
+                              perf.bandwidth_efficiency * 100, util::format_number(gpu.memory_bandwidth_gbs))});
   }
   kv.push_back({"Bound", std::string(perf.bound)});
-  kv.push_back({"Memory", fit.fits ? fmt::format("fits ({} spare per GPU)", util::format_bytes(fit.headroom_bytes))
-                                   : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
+  kv.push_back(
+      {"Memory", fit.fits ? fmt::format("fits ({} spare per GPU)", util::format_bytes(fit.headroom_bytes))
+                          : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
   kv.push_back({"Factors", util::join(perf.factors, ", ") + " (docs/calibration.md)"});
   if (f == report::Format::markdown) {
     // The same facts as the terminal page: header, figures, verdict, assumptions.
@@ -181,7 +196,9 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
   ctx.out << ctx.style.bold(describe(w)) << "\non " << on << "\n";
   if (auto choice = ctx.gpu_choice(o.gpu); !choice.empty()) ctx.out << choice << "\n";
   ctx.out << "\n" << report::key_values(kv, ctx.style);
-  if (!fit.fits) ctx.out << "\n" << ctx.style.bad("This configuration cannot hold the workload; the speed above is hypothetical.") << "\n";
+  if (!fit.fits)
+    ctx.out << "\n"
+            << ctx.style.bad("This configuration cannot hold the workload; the speed above is hypothetical.") << "\n";
   ctx.out << "\nAssumptions:\n";
   for (const auto& a : w.assumptions) ctx.out << "  - " << a << "\n";
   for (const auto& a : perf.assumptions) ctx.out << "  - " << a << "\n";
@@ -191,10 +208,12 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
 
 void setup_estimate(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<EstimateOptions>();
-  auto* cmd = app.add_subcommand("estimate", "Throughput and time: tokens/s, images/s, time to train, and what bounds it");
+  auto* cmd =
+      app.add_subcommand("estimate", "Throughput and time: tokens/s, images/s, time to train, and what bounds it");
   add_workload_options(*cmd, o->in, ctx);
   cmd->add_option("--gpu", o->gpu, "GPU to estimate on (id, alias or loose name); --gpus N for N of them");
-  cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu); one JSON result per line")
+  cmd->add_option("--batch-file", o->batch_file,
+                  "JSON Lines: one workload per line (profile fields, plus gpu); one JSON result per line")
       ->type_name("FILE|-");
   add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);

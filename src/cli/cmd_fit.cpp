@@ -1,9 +1,8 @@
 // gpuadvisor fit: the reverse question, which model presets fit a GPU (x count), per task.
-#include <map>
+#include <fmt/format.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
+#include <map>
 
 #include "context.h"
 #include "gpuadvisor/rules/recommend.h"
@@ -21,12 +20,15 @@ void run_fit(Context& ctx, const FitFlags& o) {
   auto f = ctx.output_format();
   if (o.gpu.empty()) throw Error("--gpu is required: which GPU to fit models on (e.g. --gpu rtx-4090)");
   const auto& gpu = ctx.gpu(o.gpu);
-  if (!o.kind.empty() && o.kind != "decoder" && o.kind != "encoder" && o.kind != "encoder-decoder" && o.kind != "vision")
-    throw Error(fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(o.kind)));
+  if (!o.kind.empty() && o.kind != "decoder" && o.kind != "encoder" && o.kind != "encoder-decoder" &&
+      o.kind != "vision")
+    throw Error(
+        fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(o.kind)));
   auto n = util::parse_int(o.gpus, 1, 4096);
   if (!n) throw Error("--gpus: " + n.error());
   auto rows = rules::fit_models(gpu, static_cast<int>(*n), ctx.models(), ctx.efficiency(), estimate::kDefaultHeadroom);
-  std::vector<std::string> plans = {"inference fp16", "inference int8", "inference int4", "lora bf16", "qlora nf4", "train bf16"};
+  std::vector<std::string> plans = {"inference fp16", "inference int8", "inference int4",
+                                    "lora bf16",      "qlora nf4",      "train bf16"};
 
   if (f == report::Format::json) {
     auto j = report::envelope("fit");
@@ -50,12 +52,22 @@ void run_fit(Context& ctx, const FitFlags& o) {
     return;
   }
   if (f == report::Format::csv) {  // one record a model and plan, as in JSON
-    report::Table t({{"gpu_id"}, {"gpus"}, {"model"}, {"params"}, {"plan"}, {"fits"}, {"max_seq_len_tokens"}, {"max_batch"}, {"model_limit"}, {"layout"}});
+    report::Table t({{"gpu_id"},
+                     {"gpus"},
+                     {"model"},
+                     {"params"},
+                     {"plan"},
+                     {"fits"},
+                     {"max_seq_len_tokens"},
+                     {"max_batch"},
+                     {"model_limit"},
+                     {"layout"}});
     auto count = [](const std::optional<long long>& v) { return v ? std::to_string(*v) : std::string(); };
     for (const auto& r : rows) {
       if (!o.kind.empty() && r.model->kind != o.kind) continue;
-      t.add({gpu.id, std::to_string(*n), r.model->id, report::csv_number(r.model->params), r.plan, r.fits ? "true" : "false", count(r.max_seq_len),
-             count(r.max_batch), r.max_seq_len && r.max_seq_capped ? "true" : "false", r.layout});
+      t.add({gpu.id, std::to_string(*n), r.model->id, report::csv_number(r.model->params), r.plan,
+             r.fits ? "true" : "false", count(r.max_seq_len), count(r.max_batch),
+             r.max_seq_len && r.max_seq_capped ? "true" : "false", r.layout});
     }
     ctx.out << t.render(f, ctx.style);
     return;
@@ -84,7 +96,8 @@ void run_fit(Context& ctx, const FitFlags& o) {
       if (r.max_seq_len && r.max_seq_capped) notes.push_back("max");
       if (!r.layout.empty()) notes.push_back(r.layout.substr(0, r.layout.find(" x ")));
       const std::string note = notes.empty() ? "" : " (" + util::join(notes, ", ") + ")";
-      if (!r.fits) row.push_back("no" + note);
+      if (!r.fits)
+        row.push_back("no" + note);
       else if (r.max_seq_len)
         row.push_back(util::format_number(static_cast<double>(*r.max_seq_len)) + note);
       else if (r.max_batch)
@@ -98,12 +111,13 @@ void run_fit(Context& ctx, const FitFlags& o) {
   // The legend (which GPU, what a cell means) goes with the table in both text formats.
   const bool text = f == report::Format::table || f == report::Format::markdown;
   if (text)
-    ctx.out << fmt::format("\nOn {} x {} ({} each, keeping 10% free). Cells: the longest context (inference) or sequence\n"
-                           "(training) that fits at batch 1; \"(max)\" is the model's own limit; \"no\" does not fit even short;\n"
-                           "vision: the largest batch; \"yes*\": the weights fit, but no published\n"
-                           "activation figure exists to size a batch. Training plans use ZeRO/tensor parallelism where needed.\n",
-                           *n, f == report::Format::markdown ? report::markdown_text(gpu.name) : gpu.name,
-                           util::format_bytes(gpu.memory_bytes));
+    ctx.out << fmt::format(
+        "\nOn {} x {} ({} each, keeping 10% free). Cells: the longest context (inference) or sequence\n"
+        "(training) that fits at batch 1; \"(max)\" is the model's own limit; \"no\" does not fit even short;\n"
+        "vision: the largest batch; \"yes*\": the weights fit, but no published\n"
+        "activation figure exists to size a batch. Training plans use ZeRO/tensor parallelism where needed.\n",
+        *n, f == report::Format::markdown ? report::markdown_text(gpu.name) : gpu.name,
+        util::format_bytes(gpu.memory_bytes));
   if (text && std::any_of(rows.begin(), rows.end(), [](const rules::FitRow& r) { return !r.layout.empty(); }))
     ctx.out << "\"(tp N)\": the model's heads do not split over every GPU, so N GPUs share each copy and the others\n"
                "hold replicas.\n";
@@ -120,7 +134,9 @@ void setup_fit(CLI::App& app, Context& ctx) {
   cmd->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
   add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);
-  cmd->footer("Examples:\n  gpuadvisor fit --gpu rtx-4090\n  gpuadvisor fit --gpu a100-80gb-sxm --gpus 8 --kind decoder --format json");
+  cmd->footer(
+      "Examples:\n  gpuadvisor fit --gpu rtx-4090\n  gpuadvisor fit --gpu a100-80gb-sxm --gpus 8 --kind decoder "
+      "--format json");
   cmd->callback([&ctx, o] { run_fit(ctx, *o); });
 }
 

@@ -1,5 +1,6 @@
 // gpuadvisor inspect: health and acceptance checks from nvidia-smi output.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -9,8 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "context.h"
 #include "gpuadvisor/rules/inspect.h"
@@ -75,7 +74,8 @@ Result<Captured> run_capture(const std::vector<std::string>& args) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSmiTimeoutMs);
   bool timed_out = false;
   while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -128,7 +128,8 @@ std::string query_nvidia_smi(const std::string& exe) {
     if (!r) {
       if (r.error() == "not found") {
         if (exe.find('/') != std::string::npos)
-          throw Error(fmt::format("--nvidia-smi: {} not found or not executable; use --from FILE", util::quote(exe, 200)));
+          throw Error(
+              fmt::format("--nvidia-smi: {} not found or not executable; use --from FILE", util::quote(exe, 200)));
         throw Error("nvidia-smi not found on PATH; use --nvidia-smi PATH or --from FILE");
       }
       throw Error("nvidia-smi: " + r.error());
@@ -137,7 +138,8 @@ std::string query_nvidia_smi(const std::string& exe) {
     std::string both = r->out + "\n" + r->err;
     if (both.find("is not a valid field") != std::string::npos && level + 1 < rules::kSmiQueryLevels) continue;
     std::string msg = first_line(r->err.empty() ? r->out : r->err);
-    throw Error(fmt::format("nvidia-smi exited with status {}{}", r->status, msg.empty() ? "" : ": " + util::quote(msg, 120)));
+    throw Error(
+        fmt::format("nvidia-smi exited with status {}{}", r->status, msg.empty() ? "" : ": " + util::quote(msg, 120)));
   }
   throw Error("nvidia-smi rejected every field list", Exit::internal);
 }
@@ -158,7 +160,8 @@ util::Json to_json(const rules::InspectReport& rep) {
   j["source"] = rep.origin;
   j["input"] = rep.input;
   j["verdict"] = util::lower(rules::name(rep.verdict));
-  j["summary"] = util::Json{{"gpus", rep.cards.size()}, {"pass", rep.passes}, {"warn", rep.warnings}, {"fail", rep.failures}};
+  j["summary"] =
+      util::Json{{"gpus", rep.cards.size()}, {"pass", rep.passes}, {"warn", rep.warnings}, {"fail", rep.failures}};
   util::Json cards = util::Json::array();
   for (const auto& c : rep.cards) {
     util::Json x;
@@ -173,7 +176,8 @@ util::Json to_json(const rules::InspectReport& rep) {
     x["verdict"] = util::lower(rules::name(c.verdict));
     util::Json items = util::Json::array();
     for (const auto& i : c.items)
-      items.push_back(util::Json{{"check", i.check}, {"verdict", util::lower(rules::name(i.verdict))}, {"message", i.message}});
+      items.push_back(
+          util::Json{{"check", i.check}, {"verdict", util::lower(rules::name(i.verdict))}, {"message", i.message}});
     x["checks"] = items;
     cards.push_back(x);
   }
@@ -224,7 +228,8 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
     report::Table t({{"gpu"}, {"pci_bus_id"}, {"name"}, {"gpu_id"}, {"check"}, {"verdict"}, {"message"}});
     for (const auto& c : rep->cards)
       for (const auto& i : c.items)
-        t.add({c.index, c.pci_bus_id, c.name, c.gpu ? c.gpu->id : "", i.check, std::string(rules::name(i.verdict)), i.message});
+        t.add({c.index, c.pci_bus_id, c.name, c.gpu ? c.gpu->id : "", i.check, std::string(rules::name(i.verdict)),
+               i.message});
     ctx.out << t.render(f, ctx.style);
     return;
   }
@@ -237,21 +242,25 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
     ctx.out << layout::hanging("", card_title(c), width);
     for (const auto& i : c.items) {
       std::string v(rules::name(i.verdict));
-      if (i.verdict == Verdict::fail) v = ctx.style.bad(v);
-      else if (i.verdict == Verdict::pass) v = ctx.style.good(v);
+      if (i.verdict == Verdict::fail)
+        v = ctx.style.bad(v);
+      else if (i.verdict == Verdict::pass)
+        v = ctx.style.good(v);
       std::string prefix = fmt::format("  {}  {:<{}}  ", v, i.check, w);
       std::size_t indent = 2 + 4 + 2 + w + 2;
       auto lines = layout::wrap(i.message, static_cast<std::size_t>(std::max(20, width - static_cast<int>(indent))));
-      for (std::size_t k = 0; k < lines.size(); ++k) ctx.out << (k == 0 ? prefix : std::string(indent, ' ')) << lines[k] << "\n";
+      for (std::size_t k = 0; k < lines.size(); ++k)
+        ctx.out << (k == 0 ? prefix : std::string(indent, ' ')) << lines[k] << "\n";
     }
     ctx.out << "\n";
   }
   std::size_t failed_cards = 0;
   for (const auto& c : rep->cards)
     if (c.verdict == Verdict::fail) ++failed_cards;
-  ctx.out << fmt::format("Result: {}: {}{}; {} failed, {}, {} passed\n", rules::name(rep->verdict), plural(rep->cards.size(), "GPU"),
-                         failed_cards ? fmt::format(", {} with failures", failed_cards) : "", plural(rep->failures, "check"),
-                         plural(rep->warnings, "warning"), rep->passes);
+  ctx.out << fmt::format("Result: {}: {}{}; {} failed, {}, {} passed\n", rules::name(rep->verdict),
+                         plural(rep->cards.size(), "GPU"),
+                         failed_cards ? fmt::format(", {} with failures", failed_cards) : "",
+                         plural(rep->failures, "check"), plural(rep->warnings, "warning"), rep->passes);
   ctx.out << "\nNext steps\n";
   for (std::size_t i = 0; i < rep->next_steps.size(); ++i)
     ctx.out << layout::hanging(fmt::format("  {}. ", i + 1), rep->next_steps[i], width);
@@ -265,13 +274,17 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
 
 void setup_inspect(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<InspectOptions>();
-  auto* cmd = app.add_subcommand("inspect", "Health and acceptance checks from nvidia-smi (ECC, retired/remapped memory, power cap, "
-                                            "thermals, PCIe link)");
+  auto* cmd =
+      app.add_subcommand("inspect",
+                         "Health and acceptance checks from nvidia-smi (ECC, retired/remapped memory, power cap, "
+                         "thermals, PCIe link)");
   cmd->add_option("--from", o->from,
                   "Read nvidia-smi CSV output from FILE ('-' is standard input) instead of running nvidia-smi")
       ->type_name("FILE");
-  cmd->add_option("--nvidia-smi", o->nvidia_smi, "The nvidia-smi to run (default: nvidia-smi found on PATH)")->type_name("PATH");
-  cmd->add_flag("--print-query", o->print_query, "Print the nvidia-smi command inspect runs (to capture on another machine) and exit");
+  cmd->add_option("--nvidia-smi", o->nvidia_smi, "The nvidia-smi to run (default: nvidia-smi found on PATH)")
+      ->type_name("PATH");
+  cmd->add_flag("--print-query", o->print_query,
+                "Print the nvidia-smi command inspect runs (to capture on another machine) and exit");
   cmd->footer(
       "Without --from, runs nvidia-smi (found on PATH; no shell) with the field list in docs/inspect.md.\n"
       "Each card is identified in the catalog and checked; every item is PASS, WARN or FAIL.\n"

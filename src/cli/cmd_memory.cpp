@@ -1,17 +1,17 @@
 // gpuadvisor memory: the memory breakdown of a workload, and whether it fits a GPU.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 
-#include <fmt/format.h>
-
 #include "context.h"
-#include "trace.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/report/html.h"
 #include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 #include "html_pages.h"
+#include "trace.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -30,8 +30,9 @@ double parse_headroom(const std::string& text) {
   if (pct) h.pop_back();
   auto v = util::parse_number(h);
   if (!v || *v < 0 || (pct ? *v : *v * 100) >= 90)
-    throw Error(fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (0 to below 90%), got {}",
-                            util::quote(text)));
+    throw Error(
+        fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (0 to below 90%), got {}",
+                    util::quote(text)));
   return pct ? *v / 100 : *v;
 }
 
@@ -98,13 +99,15 @@ std::vector<std::string> fit_lines(const MemoryResult& r, const catalog::Gpu& gp
                                 util::format_bytes(gpu.memory_bytes), 100 * (1 - fit.usable_bytes / gpu.memory_bytes));
   std::string on = (w.gpus > 1 ? fmt::format("{} x ", w.gpus) : "") + gpu.name;
   if (fit.fits)
-    out.push_back(fmt::format("{} on {} ({}): {} to spare per GPU.", style.good("Fits"), on, cap, util::format_bytes(fit.headroom_bytes)));
+    out.push_back(fmt::format("{} on {} ({}): {} to spare per GPU.", style.good("Fits"), on, cap,
+                              util::format_bytes(fit.headroom_bytes)));
   else
     out.push_back(fmt::format("{} on {} ({}): needs {} per GPU, short by {}.", style.bad("Does not fit"), on, cap,
                               util::format_bytes(r.mem.per_gpu_bytes), util::format_bytes(-fit.headroom_bytes)));
   if (r.mem.host_bytes > 0)
-    out.push_back(fmt::format("Host RAM: {} beside the GPU memory{}.", util::format_bytes(r.mem.host_bytes),
-                              w.gpus > 1 ? fmt::format(" ({} per GPU's process)", util::format_bytes(r.mem.per_gpu_host_bytes)) : ""));
+    out.push_back(fmt::format(
+        "Host RAM: {} beside the GPU memory{}.", util::format_bytes(r.mem.host_bytes),
+        w.gpus > 1 ? fmt::format(" ({} per GPU's process)", util::format_bytes(r.mem.per_gpu_host_bytes)) : ""));
   if (fit.kv_capacity_tokens) {
     out.push_back(fmt::format("KV cache capacity: {} tokens; maximum concurrency at {} tokens per sequence: {:.2f}x{}.",
                               util::format_number(static_cast<double>(*fit.kv_capacity_tokens)),
@@ -119,9 +122,13 @@ std::vector<std::string> fit_lines(const MemoryResult& r, const catalog::Gpu& gp
     out.push_back(fmt::format("Largest batch at {} {}: {}.", w.model.is_transformer() ? "this length" : "this size",
                               w.model.is_transformer() ? fmt::format("({} tokens)", w.seq_len) : "", *fit.max_batch));
   else
-    out.push_back(fmt::format("Not even batch 1 fits{}.", w.model.is_transformer() ? fmt::format(" at {} tokens", util::format_number(static_cast<double>(w.seq_len))) : ""));
+    out.push_back(fmt::format("Not even batch 1 fits{}.",
+                              w.model.is_transformer()
+                                  ? fmt::format(" at {} tokens", util::format_number(static_cast<double>(w.seq_len)))
+                                  : ""));
   if (fit.max_seq_len)
-    out.push_back(fmt::format("Longest {} at batch {}: {} tokens{}.", estimate::is_training(w.task) ? "sequence" : "context", w.batch,
+    out.push_back(fmt::format("Longest {} at batch {}: {} tokens{}.",
+                              estimate::is_training(w.task) ? "sequence" : "context", w.batch,
                               util::format_number(static_cast<double>(*fit.max_seq_len)),
                               fit.max_seq_capped ? " (the model's own limit)" : ""));
   else if (w.model.is_transformer())
@@ -178,8 +185,17 @@ report::Table breakdown(const MemoryResult& r, bool text, const report::Style& s
 report::Table breakdown_csv(const MemoryResult& r, const catalog::Gpu* gpu) {
   const auto& mem = r.mem;
   // The workload and GPU on every record, so that records of several runs can be stacked.
-  report::Table t({{"model"}, {"task"}, {"precision"}, {"gpus"}, {"gpu_id"}, {"line"}, {"memory"}, {"per_gpu_bytes"},
-                   {"all_gpus_bytes"}, {"share_of_gpu_total"}, {"formula"}});
+  report::Table t({{"model"},
+                   {"task"},
+                   {"precision"},
+                   {"gpus"},
+                   {"gpu_id"},
+                   {"line"},
+                   {"memory"},
+                   {"per_gpu_bytes"},
+                   {"all_gpus_bytes"},
+                   {"share_of_gpu_total"},
+                   {"formula"}});
   const std::vector<std::string> head = {r.w.model.id, std::string(estimate::name(r.w.task)), r.w.precision,
                                          std::to_string(r.w.gpus), gpu ? gpu->id : ""};
   auto add = [&](std::vector<std::string> cells) {
@@ -189,17 +205,17 @@ report::Table breakdown_csv(const MemoryResult& r, const catalog::Gpu* gpu) {
   auto bytes = [](double b) { return fmt::format("{:.0f}", b); };
   for (const auto& l : mem.lines) {
     const double share = !l.host && mem.per_gpu_bytes > 0 ? l.per_gpu_bytes / mem.per_gpu_bytes : 0;
-    add({l.label, l.host ? "host" : "gpu", bytes(l.per_gpu_bytes), bytes(l.total_bytes), l.host ? "" : fmt::format("{:.4f}", share),
-           l.formula});
+    add({l.label, l.host ? "host" : "gpu", bytes(l.per_gpu_bytes), bytes(l.total_bytes),
+         l.host ? "" : fmt::format("{:.4f}", share), l.formula});
   }
   add({"total", "gpu", bytes(mem.per_gpu_bytes), bytes(mem.total_bytes), "1", "sum of the gpu lines"});
   if (mem.host_bytes > 0)
     add({"host RAM total", "host", bytes(mem.per_gpu_host_bytes), bytes(mem.host_bytes), "", "sum of the host lines"});
   if (gpu && r.fit) {
     add({"usable", "gpu", bytes(r.fit->usable_bytes), bytes(r.fit->usable_bytes * r.w.gpus), "",
-           fmt::format("{} capacity less the kept-free share", gpu->id)});
+         fmt::format("{} capacity less the kept-free share", gpu->id)});
     add({"spare", "gpu", bytes(r.fit->headroom_bytes), bytes(r.fit->headroom_bytes * r.w.gpus), "",
-           r.fit->fits ? "usable - total: fits" : "usable - total: does not fit"});
+         r.fit->fits ? "usable - total: fits" : "usable - total: does not fit"});
   }
   return t;
 }
@@ -222,9 +238,12 @@ std::string memory_html(Context& ctx, const MemoryResult& r, const catalog::Gpu*
   }
   page.h2("Memory per GPU")
       .figure(html::stacked_bar(segs, "Memory per GPU, line by line", marks),
-              fmt::format("{} per GPU{}{}.", util::format_bytes(r.mem.per_gpu_bytes),
-                          r.w.gpus > 1 ? fmt::format(", {} over {} GPUs", util::format_bytes(r.mem.total_bytes), r.w.gpus) : "",
-                          gpu ? fmt::format("; the dashed lines mark the {}'s capacity and the part usable after the headroom", gpu->name) : ""));
+              fmt::format(
+                  "{} per GPU{}{}.", util::format_bytes(r.mem.per_gpu_bytes),
+                  r.w.gpus > 1 ? fmt::format(", {} over {} GPUs", util::format_bytes(r.mem.total_bytes), r.w.gpus) : "",
+                  gpu ? fmt::format("; the dashed lines mark the {}'s capacity and the part usable after the headroom",
+                                    gpu->name)
+                      : ""));
   page.table(breakdown(r, false, ctx.style));
   if (!r.mem.assumptions.empty()) page.h2("Assumptions").list(r.mem.assumptions);
   return page.str(html_footer(ctx, "memory"));
@@ -232,21 +251,23 @@ std::string memory_html(Context& ctx, const MemoryResult& r, const catalog::Gpu*
 
 void run_memory(Context& ctx, const MemoryOptions& o) {
   if (!o.batch_file.empty()) {
-    run_batch(ctx, o.batch_file, o.in, {"gpu", "headroom"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
-      std::string gq = line.opt_str("gpu").value_or(o.gpu);
-      const catalog::Gpu* gpu = gq.empty() ? nullptr : &ctx.gpu(gq);
-      // A line's headroom may be a number (0.2) or text ("20%", "0.2").
-      std::string headroom = o.headroom;
-      if (line.has("headroom")) {
-        const auto& h = line.raw("headroom");
-        headroom = h.is_number() ? h.dump() : line.str("headroom");
-      }
-      auto r = compute(ctx, in, gpu, parse_headroom(headroom), false);
-      if (r.fit && !r.fit->fits) code = Exit::no;
-      // Batch results carry the numbers; the formulas and assumptions are in single-run JSON.
-      // A line's result is about 1,000 bytes.
-      return BatchResult::text(util::json_text([&](util::JsonSink& sink) { write(sink, r, gpu, false); }, 2048));
-    });
+    run_batch(
+        ctx, o.batch_file, o.in, {"gpu", "headroom"},
+        [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+          std::string gq = line.opt_str("gpu").value_or(o.gpu);
+          const catalog::Gpu* gpu = gq.empty() ? nullptr : &ctx.gpu(gq);
+          // A line's headroom may be a number (0.2) or text ("20%", "0.2").
+          std::string headroom = o.headroom;
+          if (line.has("headroom")) {
+            const auto& h = line.raw("headroom");
+            headroom = h.is_number() ? h.dump() : line.str("headroom");
+          }
+          auto r = compute(ctx, in, gpu, parse_headroom(headroom), false);
+          if (r.fit && !r.fit->fits) code = Exit::no;
+          // Batch results carry the numbers; the formulas and assumptions are in single-run JSON.
+          // A line's result is about 1,000 bytes.
+          return BatchResult::text(util::json_text([&](util::JsonSink& sink) { write(sink, r, gpu, false); }, 2048));
+        });
     return;
   }
   auto f = ctx.output_format();
@@ -276,7 +297,8 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     ctx.out << "**" << report::markdown_text(describe(r.w)) << "**\n\n" << t.render(f, ctx.style);
     if (gpu) {
       ctx.out << "\n";
-      for (const auto& l : fit_lines(r, *gpu, report::Style{false, true, 100})) ctx.out << report::markdown_text(l) << "\n\n";
+      for (const auto& l : fit_lines(r, *gpu, report::Style{false, true, 100}))
+        ctx.out << report::markdown_text(l) << "\n\n";
     }
     if (!mem.assumptions.empty()) {
       ctx.out << (gpu ? "" : "\n") << "Assumptions:\n\n";
@@ -289,7 +311,8 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
     ctx.out << "\n";
     for (const auto& l : fit_lines(r, *gpu, ctx.style)) ctx.out << l << "\n";
   }
-  if (!gpu && mem.host_bytes > 0) ctx.out << fmt::format("\nHost RAM: {} beside the GPU memory.\n", util::format_bytes(mem.host_bytes));
+  if (!gpu && mem.host_bytes > 0)
+    ctx.out << fmt::format("\nHost RAM: {} beside the GPU memory.\n", util::format_bytes(mem.host_bytes));
   ctx.out << "\nHow each line is computed:\n";
   for (const auto& l : mem.lines) ctx.out << fmt::format("  {}: {}\n", l.label, l.formula);
   if (!mem.assumptions.empty()) {
@@ -305,9 +328,11 @@ void setup_memory(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("memory", "Memory a workload needs, line by line, and whether it fits a GPU");
   add_workload_options(*cmd, o->in, ctx);
   cmd->add_option("--gpu", o->gpu, "GPU to fit on (id, alias or loose name); with --gpus N, N of them");
-  cmd->add_option("--batch-file", o->batch_file, "JSON Lines: one workload per line (profile fields, plus gpu, headroom); one JSON result per line")
+  cmd->add_option("--batch-file", o->batch_file,
+                  "JSON Lines: one workload per line (profile fields, plus gpu, headroom); one JSON result per line")
       ->type_name("FILE|-");
-  cmd->add_option("--headroom", o->headroom, "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
+  cmd->add_option("--headroom", o->headroom,
+                  "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
   add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   cmd->footer(

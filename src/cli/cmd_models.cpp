@@ -11,16 +11,26 @@ namespace {
 
 // CSV: one record a model, plain numbers, the unit in the column name (list and show alike).
 std::string models_csv(const std::vector<const catalog::Model*>& rows, const report::Style& style) {
-  report::Table t({{"id"}, {"name"}, {"kind"}, {"family"}, {"params"}, {"active_params"}, {"layers"}, {"hidden"},
-                   {"heads"}, {"kv_heads"}, {"context_tokens"}, {"kv_cache_fp16_bytes_per_token"}});
+  report::Table t({{"id"},
+                   {"name"},
+                   {"kind"},
+                   {"family"},
+                   {"params"},
+                   {"active_params"},
+                   {"layers"},
+                   {"hidden"},
+                   {"heads"},
+                   {"kv_heads"},
+                   {"context_tokens"},
+                   {"kv_cache_fp16_bytes_per_token"}});
   for (const auto* m : rows) {
     const bool tr = m->is_transformer();
     auto count = [&](long long v) { return tr && v > 0 ? std::to_string(v) : std::string(); };
     const double kvt = tr ? estimate::kv_bytes_per_token(*m, "fp16") : 0;
     t.add({m->id, m->name, m->kind, m->family, report::csv_number(m->params),
            report::csv_number(m->moe ? std::optional<double>(m->params_per_token()) : std::nullopt), count(m->layers),
-           count(m->hidden), count(m->heads), count(m->kv_heads),
-           m->max_context ? std::to_string(m->max_context) : "", kvt > 0 ? report::csv_number(kvt) : ""});
+           count(m->hidden), count(m->heads), count(m->kv_heads), m->max_context ? std::to_string(m->max_context) : "",
+           kvt > 0 ? report::csv_number(kvt) : ""});
   }
   return t.render(report::Format::csv, style);
 }
@@ -48,8 +58,14 @@ void run_list(Context& ctx, const std::string& kind, bool ids) {
     return;
   }
   using report::Align;
-  report::Table t({{"ID"}, {"Name"}, {"Kind"}, {"Params", Align::right}, {"Layers", Align::right},
-                   {"Hidden", Align::right}, {"Heads (KV)", Align::right}, {"Context", Align::right}});
+  report::Table t({{"ID"},
+                   {"Name"},
+                   {"Kind"},
+                   {"Params", Align::right},
+                   {"Layers", Align::right},
+                   {"Hidden", Align::right},
+                   {"Heads (KV)", Align::right},
+                   {"Context", Align::right}});
   for (const auto* m : rows) {
     std::string params = util::format_count(m->params);
     if (m->moe) params += " (" + util::format_count(m->params_per_token()) + " active)";
@@ -97,25 +113,30 @@ void run_show(Context& ctx, const std::string& query) {
   kv.push_back({"Kind", m.kind + (m.family.empty() ? "" : " (" + m.family + ")")});
   kv.push_back({"Parameters", fmt::format("{} ({})", util::format_number(m.params), util::format_count(m.params))});
   if (m.moe)
-    kv.push_back({"Active per token", fmt::format("{} ({} of {} experts + {} shared)", util::format_count(m.params_per_token()),
-                                                  m.moe->experts_per_token, m.moe->experts, m.moe->shared_experts)});
+    kv.push_back(
+        {"Active per token", fmt::format("{} ({} of {} experts + {} shared)", util::format_count(m.params_per_token()),
+                                         m.moe->experts_per_token, m.moe->experts, m.moe->shared_experts)});
   if (m.is_transformer()) {
     kv.push_back({"Counted from shape", util::format_number(catalog::count_params(m))});
-    kv.push_back({"Layers", std::to_string(m.layers) + (m.encoder_layers ? fmt::format(" decoder + {} encoder", m.encoder_layers) : "")});
+    kv.push_back({"Layers", std::to_string(m.layers) +
+                                (m.encoder_layers ? fmt::format(" decoder + {} encoder", m.encoder_layers) : "")});
     kv.push_back({"Hidden", std::to_string(m.hidden)});
     kv.push_back({"Heads", fmt::format("{} query, {} key/value, head dim {}", m.heads, m.kv_heads, m.head_dim)});
     kv.push_back({"MLP", fmt::format("{} x {}", m.gated_mlp ? "gated" : "plain", m.intermediate)});
-    if (m.vocab) kv.push_back({"Vocabulary", fmt::format("{}{}", m.vocab, m.tied_embeddings ? " (tied embeddings)" : "")});
+    if (m.vocab)
+      kv.push_back({"Vocabulary", fmt::format("{}{}", m.vocab, m.tied_embeddings ? " (tied embeddings)" : "")});
     if (m.max_context) kv.push_back({"Context", util::format_number(static_cast<double>(m.max_context)) + " tokens"});
     double kvt = estimate::kv_bytes_per_token(m, "fp16");
     if (kvt > 0) kv.push_back({"KV cache (fp16)", util::format_bytes(kvt) + " per token"});
   }
   if (m.vision) {
     if (m.vision->image_size) kv.push_back({"Input", fmt::format("{0:.0f} x {0:.0f}", *m.vision->image_size)});
-    if (m.vision->gflops_per_image) kv.push_back({"Forward FLOPs", util::format_number(*m.vision->gflops_per_image) + " GFLOPs per image"});
+    if (m.vision->gflops_per_image)
+      kv.push_back({"Forward FLOPs", util::format_number(*m.vision->gflops_per_image) + " GFLOPs per image"});
   }
   for (std::size_t i = 0; i < m.sources.size(); ++i)
-    kv.push_back({i == 0 ? "Sources" : " ", m.sources[i].title + (m.sources[i].url.empty() ? "" : " <" + m.sources[i].url + ">")});
+    kv.push_back({i == 0 ? "Sources" : " ",
+                  m.sources[i].title + (m.sources[i].url.empty() ? "" : " <" + m.sources[i].url + ">")});
   if (!m.notes.empty()) kv.push_back({"Notes", m.notes});
   for (const auto& a : m.assumptions) kv.push_back({"Assumption", a});
   ctx.out << report::key_values(kv, f, ctx.style);
@@ -126,7 +147,8 @@ void run_show(Context& ctx, const std::string& query) {
 void setup_models(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("models", "List and show model presets");
   cmd->require_subcommand(1);
-  cmd->footer("Examples:\n  gpuadvisor models list\n  gpuadvisor models show llama-3.1-70b\n  gpuadvisor models show 10B");
+  cmd->footer(
+      "Examples:\n  gpuadvisor models list\n  gpuadvisor models show llama-3.1-70b\n  gpuadvisor models show 10B");
   auto kind = std::make_shared<std::string>();
   auto ids = std::make_shared<bool>(false);
   auto* list = cmd->add_subcommand("list", "List the model presets");
@@ -137,7 +159,8 @@ void setup_models(CLI::App& app, Context& ctx) {
   list->footer("Examples:\n  gpuadvisor models list --kind vision\n  gpuadvisor models list --format json");
   list->callback([&ctx, kind, ids] {
     if (!kind->empty() && *kind != "decoder" && *kind != "encoder" && *kind != "encoder-decoder" && *kind != "vision")
-      throw Error(fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(*kind)));
+      throw Error(
+          fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(*kind)));
     run_list(ctx, *kind, *ids);
   });
   auto q = std::make_shared<std::string>();

@@ -1,14 +1,15 @@
 // gpuadvisor recommend: ranked, explained GPU plans for a workload within budget, power and scenario.
-#include <algorithm>
-#include <sstream>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "context.h"
-#include "trace.h"
-#include "html_pages.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "html_pages.h"
+#include "trace.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -36,12 +37,14 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
   if (!o.budget.empty()) {
     auto rate = strip_rate(o.budget);
     if (rate && !r.cloud)
-      throw Error(fmt::format("--budget: {} is a rent rate; add --cloud to plan renting, or give a purchase amount like 3000",
-                              util::quote(o.budget)));
+      throw Error(
+          fmt::format("--budget: {} is a rent rate; add --cloud to plan renting, or give a purchase amount like 3000",
+                      util::quote(o.budget)));
     auto b = util::parse_money(rate ? *rate : o.budget);
     if (!b) {
-      if (r.cloud) throw Error(fmt::format("--budget: expected a rent budget like 40/h, $40/hour or 5000 (the whole job), got {}",
-                                           util::quote(o.budget)));
+      if (r.cloud)
+        throw Error(fmt::format("--budget: expected a rent budget like 40/h, $40/hour or 5000 (the whole job), got {}",
+                                util::quote(o.budget)));
       throw Error("--budget: " + b.error());
     }
     if (*b <= 0) throw Error(fmt::format("--budget: must be positive, got {}", util::quote(o.budget)));
@@ -49,27 +52,32 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     r.budget_per_hour = rate.has_value();
     if (r.cloud && !rate) {
       if (r.base.tokens <= 0)
-        throw Error(fmt::format("--budget: with --cloud, {} is the rent for the whole job, which needs --tokens (tokens to {}); "
-                                "for an hourly rate write {}/h",
-                                util::quote(o.budget), estimate::is_training(r.base.task) ? "train on" : "generate", util::trim(o.budget)));
+        throw Error(fmt::format(
+            "--budget: with --cloud, {} is the rent for the whole job, which needs --tokens (tokens to {}); "
+            "for an hourly rate write {}/h",
+            util::quote(o.budget), estimate::is_training(r.base.task) ? "train on" : "generate", util::trim(o.budget)));
       if (r.base.model.vision && !r.base.model.is_transformer())
-        throw Error(fmt::format("--budget: with --cloud, {} is the rent for a whole job, which has no length for a vision model; "
-                                "for an hourly rate write {}/h",
-                                util::quote(o.budget), util::trim(o.budget)));
+        throw Error(fmt::format(
+            "--budget: with --cloud, {} is the rent for a whole job, which has no length for a vision model; "
+            "for an hourly rate write {}/h",
+            util::quote(o.budget), util::trim(o.budget)));
     }
   }
   if (r.cloud) {
     if (o.used) throw Error("--used: does not apply with --cloud (rented instances have no used price)");
-    if (!o.power_limit.empty()) throw Error("--power-limit: does not apply with --cloud (the provider powers the instance)");
+    if (!o.power_limit.empty())
+      throw Error("--power-limit: does not apply with --cloud (the provider powers the instance)");
     if (!o.scenario.empty() && o.scenario != "cloud")
-      throw Error(fmt::format("--scenario: {} plans a purchase; --cloud plans renting, so leave --scenario out or use cloud",
-                              util::quote(o.scenario)));
+      throw Error(
+          fmt::format("--scenario: {} plans a purchase; --cloud plans renting, so leave --scenario out or use cloud",
+                      util::quote(o.scenario)));
   }
   if (!o.provider.empty()) {
     if (!r.cloud) throw Error("--provider: only applies with --cloud");
     std::vector<std::string> known;
     for (const auto& i : ctx.prices().instances)
-      if (!i.provider.empty() && std::find(known.begin(), known.end(), i.provider) == known.end()) known.push_back(i.provider);
+      if (!i.provider.empty() && std::find(known.begin(), known.end(), i.provider) == known.end())
+        known.push_back(i.provider);
     for (const auto& p : util::split(o.provider, ',')) {
       const std::string name = util::lower(util::trim(p));
       if (std::find(known.begin(), known.end(), name) == known.end())
@@ -101,8 +109,8 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     static const std::vector<std::string> prefs = {"balanced", "cost", "speed", "efficiency"};
     auto it = std::find(prefs.begin(), prefs.end(), o.prefer);
     if (it == prefs.end())
-      throw Error(fmt::format("--prefer: expected one of balanced, cost, speed, efficiency, got {}{}", util::quote(o.prefer),
-                              util::did_you_mean(o.prefer, prefs)));
+      throw Error(fmt::format("--prefer: expected one of balanced, cost, speed, efficiency, got {}{}",
+                              util::quote(o.prefer), util::did_you_mean(o.prefer, prefs)));
     r.prefer = static_cast<rules::Prefer>(it - prefs.begin());
   }
   auto top = util::parse_int(o.top, 1, 100);
@@ -119,7 +127,8 @@ std::string speed_cell(const rules::Candidate& c) {
   if (p.images_per_s) return util::format_number(c.throughput) + " img/s";
   if (estimate::is_training(c.w.task)) {
     std::string s = util::format_number(c.throughput) + " tok/s";
-    if (p.time_s && !c.rent_hours) s += ", " + util::format_duration(p.time_s->typical * p.tokens_per_s.typical / c.throughput);
+    if (p.time_s && !c.rent_hours)
+      s += ", " + util::format_duration(p.time_s->typical * p.tokens_per_s.typical / c.throughput);
     return s;
   }
   return util::format_number(c.throughput) + " tok/s";
@@ -156,7 +165,7 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   j["capacity_bytes"] = c.gpu->memory_bytes;
   j["fits"] = c.fit.fits;
   j["throughput"] = c.throughput;
-  j["throughput_unit"] = c.perf.images_per_s              ? "images/s"
+  j["throughput_unit"] = c.perf.images_per_s               ? "images/s"
                          : estimate::is_training(c.w.task) ? "training tokens/s"
                                                            : "decode tokens/s per sequence";
   if (c.perf.time_s) j["time_s"] = c.perf.time_s->typical;
@@ -184,7 +193,8 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
 std::string failed_line(const rules::Candidate& c) {
   std::vector<std::string> parts;
   for (const auto& o : c.outcomes)
-    if (o.applicable && !o.passed && o.rule->kind == rules::Kind::constraint) parts.push_back(o.message + " [" + o.rule->id + "]");
+    if (o.applicable && !o.passed && o.rule->kind == rules::Kind::constraint)
+      parts.push_back(o.message + " [" + o.rule->id + "]");
   std::string s = util::join(parts, "; ");
   if (!c.hint.empty()) s += "; " + c.hint;
   return s;
@@ -195,14 +205,16 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   util::Json j;
   j["workload"] = estimate::to_json(req.base);
   j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
-  if (req.cloud) j["budget_per"] = req.budget_usd ? util::Json(req.budget_per_hour ? "hour" : "job") : util::Json(nullptr);
+  if (req.cloud)
+    j["budget_per"] = req.budget_usd ? util::Json(req.budget_per_hour ? "hour" : "job") : util::Json(nullptr);
   j["power_limit_w"] = req.power_limit_w ? util::Json(*req.power_limit_w) : util::Json(nullptr);
   j["scenario"] = req.scenario.empty() ? util::Json(nullptr) : util::Json(req.scenario);
   j["prefer"] = rules::name(rec.prefer);
   j["score_unit"] = rec.score_unit;
   j["defaults"] = rec.defaults;
   util::Json plans = util::Json::array();
-  for (std::size_t i = 0; i < top; ++i) plans.push_back(candidate_json(rec.candidates[rec.plans[i]], static_cast<int>(i + 1), true));
+  for (std::size_t i = 0; i < top; ++i)
+    plans.push_back(candidate_json(rec.candidates[rec.plans[i]], static_cast<int>(i + 1), true));
   j["plans"] = plans;
   util::Json rej = util::Json::array();
   for (auto i : rec.rejected) rej.push_back(candidate_json(rec.candidates[i], 0, o.explain));
@@ -231,28 +243,30 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   auto ruleset = rules::RuleSet::load(ctx.rule_files);
   rules::Data data{ctx.catalog(), ruleset, ctx.efficiency(), ctx.prices()};
   if (!o.batch_file.empty()) {
-    static const std::vector<std::string> own = {"budget", "power_limit", "scenario", "max_gpus", "used", "prefer", "top", "cloud", "provider"};
-    run_batch(ctx, o.batch_file, o.in, own, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
-      RecommendFlags flags = o;
-      auto text = [&](const std::string& key, std::string& into) {
-        if (!line.has(key)) return;
-        const auto& v = line.raw(key);
-        into = v.is_string() ? v.get<std::string>() : v.dump();
-      };
-      text("budget", flags.budget);
-      text("power_limit", flags.power_limit);
-      text("scenario", flags.scenario);
-      text("max_gpus", flags.max_gpus);
-      text("prefer", flags.prefer);
-      text("top", flags.top);
-      text("provider", flags.provider);
-      if (line.has("used")) flags.used = line.boolean("used");
-      if (line.has("cloud")) flags.cloud = line.boolean("cloud");
-      auto req = make_request(ctx, flags, &in);
-      auto rec = rules::recommend(req, data);
-      if (rec.plans.empty()) code = Exit::no;
-      return to_json(req, rec, flags);
-    });
+    static const std::vector<std::string> own = {"budget", "power_limit", "scenario", "max_gpus", "used",
+                                                 "prefer", "top",         "cloud",    "provider"};
+    run_batch(ctx, o.batch_file, o.in, own,
+              [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+                RecommendFlags flags = o;
+                auto text = [&](const std::string& key, std::string& into) {
+                  if (!line.has(key)) return;
+                  const auto& v = line.raw(key);
+                  into = v.is_string() ? v.get<std::string>() : v.dump();
+                };
+                text("budget", flags.budget);
+                text("power_limit", flags.power_limit);
+                text("scenario", flags.scenario);
+                text("max_gpus", flags.max_gpus);
+                text("prefer", flags.prefer);
+                text("top", flags.top);
+                text("provider", flags.provider);
+                if (line.has("used")) flags.used = line.boolean("used");
+                if (line.has("cloud")) flags.cloud = line.boolean("cloud");
+                auto req = make_request(ctx, flags, &in);
+                auto rec = rules::recommend(req, data);
+                if (rec.plans.empty()) code = Exit::no;
+                return to_json(req, rec, flags);
+              });
     return;
   }
   auto f = ctx.output_format();
@@ -272,8 +286,15 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   using report::Align;
   const bool job_known = req.cloud && req.base.tokens > 0;
   auto plan_table = [&](const std::vector<std::size_t>& idx, std::size_t n, bool ranked) {
-    std::vector<report::Column> cols = {{"#", Align::right}, {"GPU"}, {"Count", Align::right}, {"Precision"}, {"Price", Align::right},
-                                        {"Memory/GPU", Align::right}, {"Speed", Align::right}, {"Score", Align::right}, {"Why"}};
+    std::vector<report::Column> cols = {{"#", Align::right},
+                                        {"GPU"},
+                                        {"Count", Align::right},
+                                        {"Precision"},
+                                        {"Price", Align::right},
+                                        {"Memory/GPU", Align::right},
+                                        {"Speed", Align::right},
+                                        {"Score", Align::right},
+                                        {"Why"}};
     if (req.cloud) {
       cols[4] = {"Rate", Align::right};
       cols.insert(cols.begin() + 1, report::Column{"Instance"});
@@ -282,22 +303,33 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     report::Table t(cols);
     for (std::size_t k = 0; k < n && k < idx.size(); ++k) {
       const auto& c = rec.candidates[idx[k]];
-      std::string price = c.price_usd ? util::format_money(*c.price_usd) + (c.price_kind == "street" ? "" : " " + c.price_kind) : "unknown";
+      std::string price = c.price_usd
+                              ? util::format_money(*c.price_usd) + (c.price_kind == "street" ? "" : " " + c.price_kind)
+                              : "unknown";
       if (c.instance) price = c.usd_per_hour ? util::format_rate(*c.usd_per_hour) : "unknown";
       std::string why = c.reason;
       for (const auto& oc : c.outcomes)
         if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice) why += "; " + oc.rule->id;
       std::string layout = c.w.precision;
       if (estimate::is_training(c.w.task) && c.count > 1)
-        layout += fmt::format(" {}{}", c.w.zero ? fmt::format("z{}", c.w.zero) : "dp", c.w.tp > 1 ? fmt::format(" tp{}", c.w.tp) : "");
+        layout += fmt::format(" {}{}", c.w.zero ? fmt::format("z{}", c.w.zero) : "dp",
+                              c.w.tp > 1 ? fmt::format(" tp{}", c.w.tp) : "");
       if (c.w.checkpointing == "full" && c.w.task != estimate::Task::qlora) layout += " ckpt";
-      std::vector<std::string> row = {ranked ? std::to_string(k + 1) : "-", c.gpu->id, std::to_string(c.count), layout, price,
-                                      fmt::format("{} / {}", util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes)),
-                                      speed_cell(c), util::format_number(c.score), why};
+      std::vector<std::string> row = {
+          ranked ? std::to_string(k + 1) : "-",
+          c.gpu->id,
+          std::to_string(c.count),
+          layout,
+          price,
+          fmt::format("{} / {}", util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes)),
+          speed_cell(c),
+          util::format_number(c.score),
+          why};
       if (req.cloud) {
         row.insert(row.begin() + 1, c.instance ? rules::instance_label(*c.instance) : "");
         if (job_known)
-          row.insert(row.begin() + 6, c.rent_usd ? fmt::format("{}, {}", util::format_money(*c.rent_usd), util::format_duration(*c.rent_hours * 3600))
+          row.insert(row.begin() + 6, c.rent_usd ? fmt::format("{}, {}", util::format_money(*c.rent_usd),
+                                                               util::format_duration(*c.rent_hours * 3600))
                                                  : "unknown");
       }
       t.add(std::move(row));
@@ -305,7 +337,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     return t;
   };
   if (f == report::Format::html) {
-    ctx.out << recommend_html(ctx, req, rec, plan_table(rec.plans, top, true), plan_table(rec.pareto, o.pareto ? rec.pareto.size() : 0, false));
+    ctx.out << recommend_html(ctx, req, rec, plan_table(rec.plans, top, true),
+                              plan_table(rec.pareto, o.pareto ? rec.pareto.size() : 0, false));
     return;
   }
 
@@ -314,8 +347,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     // empty fields are unknown. No rows when nothing fits.
     auto num = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
     std::vector<report::Column> cols;
-    for (const char* h : {"rank", "gpu_id", "count", "precision", "task", "total_price_usd", "price_kind", "per_gpu_bytes",
-                          "capacity_bytes", "throughput", "time_s", "score"})
+    for (const char* h : {"rank", "gpu_id", "count", "precision", "task", "total_price_usd", "price_kind",
+                          "per_gpu_bytes", "capacity_bytes", "throughput", "time_s", "score"})
       cols.push_back({h});
     if (req.cloud)
       for (const char* h : {"instance_id", "usd_per_hour", "rent_hours"}) cols.push_back({h});
@@ -323,10 +356,18 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     report::Table t(cols);
     for (std::size_t k = 0; k < top; ++k) {
       const auto& c = rec.candidates[rec.plans[k]];
-      std::vector<std::string> row = {std::to_string(k + 1), c.gpu->id, std::to_string(c.count), c.w.precision,
-                                      std::string(estimate::name(c.w.task)), num(c.instance ? c.rent_usd : c.price_usd), c.price_kind,
-                                      num(c.memory_need_bytes), num(c.gpu->memory_bytes), num(c.throughput),
-                                      num(c.perf.time_s ? std::optional<double>(c.perf.time_s->typical) : std::nullopt), num(c.score)};
+      std::vector<std::string> row = {std::to_string(k + 1),
+                                      c.gpu->id,
+                                      std::to_string(c.count),
+                                      c.w.precision,
+                                      std::string(estimate::name(c.w.task)),
+                                      num(c.instance ? c.rent_usd : c.price_usd),
+                                      c.price_kind,
+                                      num(c.memory_need_bytes),
+                                      num(c.gpu->memory_bytes),
+                                      num(c.throughput),
+                                      num(c.perf.time_s ? std::optional<double>(c.perf.time_s->typical) : std::nullopt),
+                                      num(c.score)};
       if (req.cloud) {
         row.push_back(c.instance ? c.instance->id : "");
         row.push_back(num(c.usd_per_hour));
@@ -347,7 +388,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   if (!req.set.precision && head.task == estimate::Task::inference) head.precision = "best precision that fits";
   out << ctx.style.bold(describe(head));
   if (req.budget_usd && req.cloud)
-    out << fmt::format(", rent budget {}", req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd) + " for the job");
+    out << fmt::format(", rent budget {}", req.budget_per_hour ? util::format_rate(*req.budget_usd)
+                                                               : util::format_money(*req.budget_usd) + " for the job");
   else if (req.budget_usd)
     out << fmt::format(", budget {}", util::format_money(*req.budget_usd));
   if (req.power_limit_w) out << fmt::format(", power limit {} W", util::format_number(*req.power_limit_w));
@@ -357,24 +399,28 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     out << plan_table(rec.plans, top, true).render(f, ctx.style);
     const auto& best = rec.candidates[rec.plans.front()];
     if (best.instance)
-      out << fmt::format("\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
-                             best.gpu->name, best.w.precision,
-                             best.usd_per_hour ? util::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
-                             best.rent_usd ? fmt::format(", {} for the job ({})", util::format_money(*best.rent_usd),
-                                                         util::format_duration(*best.rent_hours * 3600))
-                                           : "",
-                             rec.score_unit);
+      out << fmt::format(
+          "\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
+          best.gpu->name, best.w.precision,
+          best.usd_per_hour ? util::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
+          best.rent_usd ? fmt::format(", {} for the job ({})", util::format_money(*best.rent_usd),
+                                      util::format_duration(*best.rent_hours * 3600))
+                        : "",
+          rec.score_unit);
     else
-      out << fmt::format("\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
-                             best.price_usd ? util::format_money(*best.price_usd) : "price unknown", best.power_cap_w
-                                 ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
-                             rec.score_unit);
+      out << fmt::format(
+          "\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
+          best.price_usd ? util::format_money(*best.price_usd) : "price unknown",
+          best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
+          rec.score_unit);
     std::vector<std::string> warnings;
     for (std::size_t k = 0; k < top; ++k)
       for (const auto& oc : rec.candidates[rec.plans[k]].outcomes)
         if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice)
-          warnings.push_back(fmt::format("{}: {} [{}]", rec.candidates[rec.plans[k]].instance ? rec.candidates[rec.plans[k]].instance->id
-                                                                                               : rec.candidates[rec.plans[k]].gpu->id,
+          warnings.push_back(fmt::format("{}: {} [{}]",
+                                         rec.candidates[rec.plans[k]].instance
+                                             ? rec.candidates[rec.plans[k]].instance->id
+                                             : rec.candidates[rec.plans[k]].gpu->id,
                                          oc.message, oc.rule->id));
     if (!warnings.empty()) {
       out << "\nNotes:\n";
@@ -393,12 +439,16 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     std::vector<std::pair<std::string, std::vector<std::string>>> groups;
     for (const auto& x : rec.not_priced) {
       const std::string& reason = x.reason;
-      const std::string item = x.used_price_usd ? fmt::format("{} {} used", x.id, util::format_money(*x.used_price_usd)) : x.id;
+      const std::string item =
+          x.used_price_usd ? fmt::format("{} {} used", x.id, util::format_money(*x.used_price_usd)) : x.id;
       auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& grp) { return grp.first == reason; });
-      if (g == groups.end()) groups.push_back({reason, {item}});
-      else g->second.push_back(item);
+      if (g == groups.end())
+        groups.push_back({reason, {item}});
+      else
+        g->second.push_back(item);
     }
-    out << fmt::format("\nNot priced, but hold the workload (add a quote: {}):\n", req.cloud ? "--prices FILE" : "--quotes FILE");
+    out << fmt::format("\nNot priced, but hold the workload (add a quote: {}):\n",
+                       req.cloud ? "--prices FILE" : "--quotes FILE");
     for (const auto& [reason, items] : groups) out << fmt::format("  - {}: {}\n", reason, util::join(items, ", "));
   }
   if (!rec.rejected.empty()) {
@@ -421,8 +471,13 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       out << fmt::format("  {} ({}):\n", c.label(), c.accepted ? "accepted" : "rejected");
       for (const auto& oc : c.outcomes)
         out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id,
-                               !oc.applicable ? "n/a" : oc.passed ? "pass" : oc.rule->kind == rules::Kind::advice ? "warn" : "FAIL",
-                               !oc.applicable ? "-" : oc.passed ? rules::to_string(oc.value) : oc.message);
+                           !oc.applicable                         ? "n/a"
+                           : oc.passed                            ? "pass"
+                           : oc.rule->kind == rules::Kind::advice ? "warn"
+                                                                  : "FAIL",
+                           !oc.applicable ? "-"
+                           : oc.passed    ? rules::to_string(oc.value)
+                                          : oc.message);
     }
   }
   out << "\nAssumed:\n";
@@ -436,26 +491,35 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
 
 void setup_recommend(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<RecommendFlags>();
-  auto* cmd = app.add_subcommand("recommend", "Ranked GPU plans for a workload within budget, power and scenario, with reasons");
+  auto* cmd = app.add_subcommand("recommend",
+                                 "Ranked GPU plans for a workload within budget, power and scenario, with reasons");
   add_workload_options(*cmd, o->in, ctx);
   auto* c = "Constraints";
-  cmd->add_option("--budget", o->budget, "Purchase budget in USD (3000, $3,000, 3k); with --cloud a rate (40/h) or the job's total")->group(c);
+  cmd->add_option("--budget", o->budget,
+                  "Purchase budget in USD (3000, $3,000, 3k); with --cloud a rate (40/h) or the job's total")
+      ->group(c);
   cmd->add_option("--power-limit", o->power_limit, "Total power limit (30W, 0.7kW)")->group(c);
   cmd->add_option("--scenario", o->scenario, "personal, workstation, datacenter, edge or cloud (= --cloud)")->group(c);
-  cmd->add_flag("--cloud", o->cloud, "Rent instead of buy: plans are cloud instances; --budget 40/h is a rate, a plain amount the whole job (needs --tokens)")
+  cmd->add_flag("--cloud", o->cloud,
+                "Rent instead of buy: plans are cloud instances; --budget 40/h is a rate, a plain amount the whole job "
+                "(needs --tokens)")
       ->group(c);
-  cmd->add_option("--provider", o->provider, "With --cloud: only these providers, comma-separated (aws, gcp, azure, lambda, runpod, ...)")
+  cmd->add_option("--provider", o->provider,
+                  "With --cloud: only these providers, comma-separated (aws, gcp, azure, lambda, runpod, ...)")
       ->group(c);
-  cmd->add_option("--max-gpus", o->max_gpus, "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, else 8)")->group(c);
+  cmd->add_option("--max-gpus", o->max_gpus, "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, else 8)")
+      ->group(c);
   cmd->add_flag("--used", o->used, "Include used-market prices where known")->group(c);
   cmd->add_option("--prefer", o->prefer, "Ranking: balanced, cost, speed or efficiency")->group(c);
   cmd->add_option("--top", o->top, "How many plans to show (default 5)");
   cmd->add_option("--batch-file", o->batch_file,
-                  "JSON Lines: one workload per line (profile fields, plus budget, power_limit, scenario, max_gpus, used, prefer, top)")
+                  "JSON Lines: one workload per line (profile fields, plus budget, power_limit, scenario, max_gpus, "
+                  "used, prefer, top)")
       ->type_name("FILE|-");
   cmd->add_flag("--explain", o->explain, "Show every rule's outcome for each plan shown");
   cmd->add_flag("--pareto", o->pareto, "Also list the plans not dominated on price and speed");
-  cmd->add_option("--rules", ctx.rule_files, "Extra rules or overrides (JSON, as data/rules.json); repeatable")->type_name("FILE");
+  cmd->add_option("--rules", ctx.rule_files, "Extra rules or overrides (JSON, as data/rules.json); repeatable")
+      ->type_name("FILE");
   add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   add_prices_option(*cmd, ctx);

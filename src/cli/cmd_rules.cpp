@@ -1,7 +1,7 @@
 // gpuadvisor rules list | show: the rules recommend and check apply.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "context.h"
 #include "gpuadvisor/rules/rules.h"
@@ -17,16 +17,25 @@ std::string flag(std::string option) {
 
 // CSV: one record a rule (list and show alike), the threshold a plain number where it is one.
 std::string rules_csv(const std::vector<const rules::Rule*>& rows, const report::Style& style) {
-  report::Table t({{"id"}, {"scope"}, {"kind"}, {"severity"}, {"metric"}, {"op"}, {"threshold"}, {"threshold_from"},
-                   {"when"}, {"weight"}, {"as_of"}, {"defined_at"}});
+  report::Table t({{"id"},
+                   {"scope"},
+                   {"kind"},
+                   {"severity"},
+                   {"metric"},
+                   {"op"},
+                   {"threshold"},
+                   {"threshold_from"},
+                   {"when"},
+                   {"weight"},
+                   {"as_of"},
+                   {"defined_at"}});
   for (const auto* r : rows) {
     const auto* num = std::get_if<double>(&r->threshold);
     t.add({r->id, r->scope, std::string(rules::name(r->kind)), std::string(rules::name(r->severity)), r->metric, r->op,
-           num                                                        ? report::csv_number(*num)
+           num                                                    ? report::csv_number(*num)
            : std::holds_alternative<std::monostate>(r->threshold) ? std::string()
                                                                   : rules::to_string(r->threshold),
-           r->threshold_from,
-           r->when, report::csv_number(r->weight), r->as_of, r->origin});
+           r->threshold_from, r->when, report::csv_number(r->weight), r->as_of, r->origin});
   }
   return t.render(report::Format::csv, style);
 }
@@ -78,9 +87,11 @@ void run_list(Context& ctx, bool ids) {
   report::Table t({{"ID"}, {"Scope"}, {"Kind"}, {"Severity"}, {"Test"}});
   for (const auto& r : rs.rules())
     t.add({r.id, r.scope, std::string(rules::name(r.kind)), std::string(rules::name(r.severity)),
-           fmt::format("{} {} {}", r.metric, r.op, r.threshold_from.empty() ? rules::to_string(r.threshold) : "--" + flag(r.threshold_from))});
+           fmt::format("{} {} {}", r.metric, r.op,
+                       r.threshold_from.empty() ? rules::to_string(r.threshold) : "--" + flag(r.threshold_from))});
   ctx.out << t.render(f, ctx.style);
-  if (f == report::Format::table) ctx.out << fmt::format("\n{} rules. 'gpuadvisor rules show ID' or docs/rules/ID.md for each.\n", rs.rules().size());
+  if (f == report::Format::table)
+    ctx.out << fmt::format("\n{} rules. 'gpuadvisor rules show ID' or docs/rules/ID.md for each.\n", rs.rules().size());
 }
 
 void run_show(Context& ctx, const std::string& id) {
@@ -95,13 +106,16 @@ void run_show(Context& ctx, const std::string& id) {
   std::vector<std::pair<std::string, std::string>> kv = {
       {"ID", r->id},
       {"Kind", fmt::format("{} ({}, {})", rules::name(r->kind), r->scope, rules::name(r->severity))},
-      {"Test", fmt::format("{} {} {}", r->metric, r->op, r->threshold_from.empty() ? rules::to_string(r->threshold) : "--" + flag(r->threshold_from))},
+      {"Test",
+       fmt::format("{} {} {}", r->metric, r->op,
+                   r->threshold_from.empty() ? rules::to_string(r->threshold) : "--" + flag(r->threshold_from))},
       {"Message", r->message},
       {"Why", r->rationale}};
   if (r->weight > 0) kv.push_back({"Score weight", fmt::format("{:.0f}% of the score when it fires", r->weight * 100)});
   if (!r->fix.empty()) kv.push_back({"Fix", r->fix});
   for (std::size_t i = 0; i < r->sources.size(); ++i)
-    kv.push_back({i == 0 ? "Sources" : " ", r->sources[i].title + (r->sources[i].url.empty() ? "" : " <" + r->sources[i].url + ">")});
+    kv.push_back({i == 0 ? "Sources" : " ",
+                  r->sources[i].title + (r->sources[i].url.empty() ? "" : " <" + r->sources[i].url + ">")});
   kv.push_back({"Defined at", r->origin});
   if (f == report::Format::json) {
     auto j = report::envelope("rules show");
@@ -122,22 +136,26 @@ void run_show(Context& ctx, const std::string& id) {
 void setup_rules(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("rules", "List and explain the rules that recommend and check apply");
   cmd->require_subcommand(1);
-  cmd->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules list --rules docs/examples/policies/team-policy.json");
+  cmd->footer(
+      "Examples:\n  gpuadvisor rules list\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules list --rules "
+      "docs/examples/policies/team-policy.json");
   auto* list = cmd->add_subcommand("list", "List every rule with its test");
   list->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
   auto ids = std::make_shared<bool>(false);
   list->add_flag("--ids", *ids, "Print only the ids, one a line (for scripts and shell completion)");
   add_format_option(*list, ctx, kTabular);
-  list->footer("Examples:\n  gpuadvisor rules list\n  gpuadvisor rules list --ids\n"
-               "  gpuadvisor rules list --rules docs/examples/policies/team-policy.json --format json");
+  list->footer(
+      "Examples:\n  gpuadvisor rules list\n  gpuadvisor rules list --ids\n"
+      "  gpuadvisor rules list --rules docs/examples/policies/team-policy.json --format json");
   list->callback([&ctx, ids] { run_list(ctx, *ids); });
   auto id = std::make_shared<std::string>();
   auto* show = cmd->add_subcommand("show", "Show one rule: test, message, rationale and sources");
   show->add_option("id", *id, "Rule id")->required();
   show->add_option("--rules", ctx.rule_files, "Extra rules or overrides; repeatable")->type_name("FILE");
   add_format_option(*show, ctx, kTabular);
-  show->footer("Examples:\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules show budget --format json\n"
-               "  gpuadvisor rules show max-two-gpus --rules docs/examples/policies/team-policy.json");
+  show->footer(
+      "Examples:\n  gpuadvisor rules show memory-fit\n  gpuadvisor rules show budget --format json\n"
+      "  gpuadvisor rules show max-two-gpus --rules docs/examples/policies/team-policy.json");
   show->callback([&ctx, id] { run_show(ctx, *id); });
 }
 

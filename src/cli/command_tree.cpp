@@ -27,9 +27,12 @@ std::vector<std::string> listed_formats(std::string description) {
   std::string plain;  // without "(...)" asides
   int depth = 0;
   for (char ch : description) {
-    if (ch == '(') ++depth;
-    else if (ch == ')') depth = depth > 0 ? depth - 1 : 0;
-    else if (depth == 0) plain += ch;
+    if (ch == '(')
+      ++depth;
+    else if (ch == ')')
+      depth = depth > 0 ? depth - 1 : 0;
+    else if (depth == 0)
+      plain += ch;
   }
   for (auto at = plain.find(" or "); at != std::string::npos; at = plain.find(" or ")) plain.replace(at, 4, ",");
   std::vector<std::string> formats;
@@ -94,8 +97,9 @@ Words option_values(const std::string& path, std::string_view name, const std::s
   if (name == "--vendor") return {ValueKind::words, {"nvidia", "amd", "intel", "apple"}};
   if (name == "--segment") return {ValueKind::words, {"consumer", "workstation", "datacenter", "edge"}};
   if (name == "--sort")
-    return {ValueKind::words,
-            {"memory", "bandwidth", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "tdp", "price", "year", "interconnect"}};
+    return {
+        ValueKind::words,
+        {"memory", "bandwidth", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "tdp", "price", "year", "interconnect"}};
   if (name == "--framework") return {ValueKind::words, {"pytorch", "tensorflow", "jax"}};
   if (name == "--os") return {ValueKind::words, {"linux", "windows"}};
   if (name == "--fail-on") return {ValueKind::words, {"error", "warning"}};

@@ -2,10 +2,9 @@
 // The command tree as data, read from the CLI11 App that cli::run() builds: commands, their
 // options and positionals, and what each value completes to. The shell completions and the man
 // page are generated from it, so they list exactly the commands and flags the binary parses.
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "context.h"
 
@@ -26,10 +25,10 @@ struct OptionInfo {
   std::vector<std::string> names;  ///< "-h", "--help"; a positional has its one name without dashes
   std::string type_name;           ///< "FILE", "TEXT", ... (empty for a flag)
   std::string description;
-  std::string group;               ///< "Options", "Workload", ...
+  std::string group;  ///< "Options", "Workload", ...
   bool positional = false;
   bool required = false;
-  bool repeatable = false;         ///< takes several values (positionals) or may be given again
+  bool repeatable = false;  ///< takes several values (positionals) or may be given again
   ValueKind kind = ValueKind::none;
   std::vector<std::string> words;  ///< for ValueKind::words
 };

@@ -1,10 +1,10 @@
 #include "context.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -42,11 +42,13 @@ const catalog::Prices& Context::prices() {
 }
 
 void add_prices_option(CLI::App& app, Context& ctx) {
-  app.add_option("--prices", ctx.price_files, "Extra cloud prices file (JSON, as data/cloud.json); adds or replaces instances by id")
+  app.add_option("--prices", ctx.price_files,
+                 "Extra cloud prices file (JSON, as data/cloud.json); adds or replaces instances by id")
       ->type_name("FILE");
-  app.add_option("--quotes", ctx.quote_files,
-                 "Your own quotes (CSV or JSON: gpu, price_usd, vendor, date, count for a whole system); they replace the "
-                 "catalog's prices for this run (docs/quotes.md)")
+  app.add_option(
+         "--quotes", ctx.quote_files,
+         "Your own quotes (CSV or JSON: gpu, price_usd, vendor, date, count for a whole system); they replace the "
+         "catalog's prices for this run (docs/quotes.md)")
       ->type_name("FILE");
 }
 
@@ -94,7 +96,8 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
       std::string prefix = fmt::format("{}:{}", origin, line_no);
       if (util::starts_with(msg, prefix)) {
         std::size_t i = prefix.size();
-        while (i < msg.size() && msg[i] == ':' && i + 1 < msg.size() && std::isdigit(static_cast<unsigned char>(msg[i + 1]))) {
+        while (i < msg.size() && msg[i] == ':' && i + 1 < msg.size() &&
+               std::isdigit(static_cast<unsigned char>(msg[i + 1]))) {
           ++i;
           while (i < msg.size() && std::isdigit(static_cast<unsigned char>(msg[i]))) ++i;
         }
@@ -114,8 +117,9 @@ void run_batch_lines(Context& ctx, const std::string& path, const BatchLineFn& o
   // The errors are in the output, one per line; standard error says that there are some.
   if (failed > 0) {
     ctx.out.flush();  // after the results when both go to one place (2>&1)
-    ctx.err << fmt::format("gpuadvisor: error: {}: {} of {} lines failed, the first on line {}: each has an \"error\" in the output\n",
-                           origin, failed, lines_run, first_failed);
+    ctx.err << fmt::format(
+        "gpuadvisor: error: {}: {} of {} lines failed, the first on line {}: each has an \"error\" in the output\n",
+        origin, failed, lines_run, first_failed);
   }
   ctx.exit = static_cast<Exit>(worst);
 }
@@ -133,14 +137,17 @@ std::string describe(const estimate::Workload& w) {
   // A bare size's name already gives its parameter count.
   std::string s = w.model.id.rfind("custom-", 0) == 0
                       ? fmt::format("{}, {}, {}", w.model.name, estimate::name(w.task), w.precision)
-                      : fmt::format("{} ({}), {}, {}", w.model.name, w.model.params > 0 ? util::format_count(w.model.params) + " params" : std::string("params unknown"), estimate::name(w.task),
-                                    w.precision);
+                      : fmt::format("{} ({}), {}, {}", w.model.name,
+                                    w.model.params > 0 ? util::format_count(w.model.params) + " params"
+                                                       : std::string("params unknown"),
+                                    estimate::name(w.task), w.precision);
   if (w.model.is_transformer())
     s += fmt::format(", batch {}, {} {}", w.batch, estimate::is_training(w.task) ? "sequence" : "context", w.seq_len);
   else
     s += fmt::format(", batch {}", w.batch);
   if (w.gpus > 1)
-    s += fmt::format(", {} GPUs (tp {}, pp {}, dp {}{})", w.gpus, w.tp, w.pp, w.dp(), w.zero ? fmt::format(", ZeRO-{}", w.zero) : "");
+    s += fmt::format(", {} GPUs (tp {}, pp {}, dp {}{})", w.gpus, w.tp, w.pp, w.dp(),
+                     w.zero ? fmt::format(", ZeRO-{}", w.zero) : "");
   return s;
 }
 
@@ -173,30 +180,61 @@ estimate::Workload Context::workload(const estimate::WorkloadInput& flags, estim
   // A bare size ("10B") is no preset: the embedded presets need not be parsed for it (--models
   // files still are, so that a bad one is reported either way).
   static const catalog::ModelSet kNoPresets;
-  const bool bare_size = in.model_config.empty() && model_files.empty() && static_cast<bool>(util::parse_count(in.model));
+  const bool bare_size =
+      in.model_config.empty() && model_files.empty() && static_cast<bool>(util::parse_count(in.model));
   return estimate::make_workload(in, bare_size ? kNoPresets : models(), set);
 }
 
 void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& ctx) {
   auto* g = "Workload";
-  app.add_option("--model", in.model, "Model preset (llama-3.1-8b; see 'models list') or a size (7B, 350M, 1.5T)")->group(g);
-  app.add_option("--model-config", in.model_config, "Hugging Face config.json to read the architecture from")->group(g)->type_name("FILE");
-  app.add_option("--model-file", in.model_file, "A .safetensors, .safetensors.index.json or .gguf file: exact weight sizes from its header")->group(g)->type_name("FILE");
-  app.add_option("--profile", in.profile, "A JSON workload (fields as these flags, snake_case); flags override it")->group(g)->type_name("FILE");
+  app.add_option("--model", in.model, "Model preset (llama-3.1-8b; see 'models list') or a size (7B, 350M, 1.5T)")
+      ->group(g);
+  app.add_option("--model-config", in.model_config, "Hugging Face config.json to read the architecture from")
+      ->group(g)
+      ->type_name("FILE");
+  app.add_option("--model-file", in.model_file,
+                 "A .safetensors, .safetensors.index.json or .gguf file: exact weight sizes from its header")
+      ->group(g)
+      ->type_name("FILE");
+  app.add_option("--profile", in.profile, "A JSON workload (fields as these flags, snake_case); flags override it")
+      ->group(g)
+      ->type_name("FILE");
   app.add_option("--task", in.task, "inference (default), train, lora or qlora")->group(g);
-  app.add_option("--precision", in.precision, "fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0")->group(g);
-  app.add_option("--optimizer", in.optimizer, "adamw (default), adam, sgd, adafactor, adamw-8bit, paged-adamw-8bit, paged-adamw")->group(g);
-  app.add_option("--recipe", in.recipe, "Fine-tuning defaults of a framework: torchtune, hf-trainer, axolotl, unsloth, deepspeed, fsdp, megatron, llama-factory")->group(g);
-  app.add_option("--master-weights", in.master_weights, "fp32 (mixed precision, the default) or none (pure bf16 training)")->group(g);
-  app.add_option("--gradient-dtype", in.gradient_dtype, "Gradients in bf16/fp16 (default, the weights' dtype) or fp32")->group(g);
-  app.add_flag("--optimizer-in-backward", in.optimizer_in_backward, "Step each parameter in the backward pass: gradients are not all held")->group(g);
+  app.add_option("--precision", in.precision,
+                 "fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0")
+      ->group(g);
+  app.add_option("--optimizer", in.optimizer,
+                 "adamw (default), adam, sgd, adafactor, adamw-8bit, paged-adamw-8bit, paged-adamw")
+      ->group(g);
+  app.add_option("--recipe", in.recipe,
+                 "Fine-tuning defaults of a framework: torchtune, hf-trainer, axolotl, unsloth, deepspeed, fsdp, "
+                 "megatron, llama-factory")
+      ->group(g);
+  app.add_option("--master-weights", in.master_weights,
+                 "fp32 (mixed precision, the default) or none (pure bf16 training)")
+      ->group(g);
+  app.add_option("--gradient-dtype", in.gradient_dtype, "Gradients in bf16/fp16 (default, the weights' dtype) or fp32")
+      ->group(g);
+  app.add_flag("--optimizer-in-backward", in.optimizer_in_backward,
+               "Step each parameter in the backward pass: gradients are not all held")
+      ->group(g);
   app.add_flag("--chunked-loss", in.chunked_loss, "Compute the output logits and loss in chunks of tokens")->group(g);
   app.add_flag("--packed", in.packed, "Sequences packed to the full length (no padding)")->group(g);
-  app.add_flag("--activation-offload", in.activation_offload, "Keep the checkpointed layer inputs in host RAM (needs --checkpointing full)")->group(g);
-  app.add_option("--offload", in.offload, "Training state in host RAM: none (default), optimizer (ZeRO-Offload), params (ZeRO-Infinity, FSDP CPU offload)")->group(g);
-  app.add_option("--gpu-layers,--ngl", in.gpu_layers, "llama.cpp partial offload: layers on the GPU, the rest in host RAM (inference)")->group(g);
-  app.add_option("--batch", in.batch, "Batch size (micro-batch per GPU for training; concurrent sequences for inference)")->group(g);
-  app.add_option("--seq-len,--context", in.seq_len, "Sequence length (training) or context length (inference), tokens")->group(g);
+  app.add_flag("--activation-offload", in.activation_offload,
+               "Keep the checkpointed layer inputs in host RAM (needs --checkpointing full)")
+      ->group(g);
+  app.add_option("--offload", in.offload,
+                 "Training state in host RAM: none (default), optimizer (ZeRO-Offload), params (ZeRO-Infinity, FSDP "
+                 "CPU offload)")
+      ->group(g);
+  app.add_option("--gpu-layers,--ngl", in.gpu_layers,
+                 "llama.cpp partial offload: layers on the GPU, the rest in host RAM (inference)")
+      ->group(g);
+  app.add_option("--batch", in.batch,
+                 "Batch size (micro-batch per GPU for training; concurrent sequences for inference)")
+      ->group(g);
+  app.add_option("--seq-len,--context", in.seq_len, "Sequence length (training) or context length (inference), tokens")
+      ->group(g);
   app.add_option("--gpus", in.gpus, "Number of GPUs")->group(g);
   app.add_option("--zero", in.zero, "ZeRO stage 0-3 or fsdp (= 3), training only")->group(g);
   app.add_option("--tp", in.tp, "Tensor-parallel degree")->group(g);
@@ -204,11 +242,15 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--checkpointing", in.checkpointing, "Activation checkpointing: none, selective, full")->group(g);
   app.add_option("--flash-attention", in.flash_attention, "on (default) or off")->group(g);
   app.add_option("--lora-rank", in.lora_rank, "LoRA rank (default 16)")->group(g);
-  app.add_option("--lora-targets", in.lora_targets, "Adapted matrices: q,k,v,o,gate,up,down, or all, attn, mlp")->group(g);
-  app.add_option("--kv-precision", in.kv_precision, "KV-cache precision: fp16 (default), bf16, fp8, int8, int4, fp32")->group(g);
+  app.add_option("--lora-targets", in.lora_targets, "Adapted matrices: q,k,v,o,gate,up,down, or all, attn, mlp")
+      ->group(g);
+  app.add_option("--kv-precision", in.kv_precision, "KV-cache precision: fp16 (default), bf16, fp8, int8, int4, fp32")
+      ->group(g);
   app.add_option("--tokens", in.tokens, "Training tokens (300B, 2T)")->group(g);
   app.add_option("--mfu", in.mfu, "Model FLOPs utilisation to assume (0-1), overriding the calibrated value")->group(g);
-  app.add_option("--models", ctx.model_files, "Extra model presets file (JSON, as data/models.json); repeatable")->group(g)->type_name("FILE");
+  app.add_option("--models", ctx.model_files, "Extra model presets file (JSON, as data/models.json); repeatable")
+      ->group(g)
+      ->type_name("FILE");
 }
 
 report::Format Context::output_format() const {
@@ -216,7 +258,8 @@ report::Format Context::output_format() const {
   auto f = format.empty() ? Result<report::Format>(allowed.front()) : report::parse_format(format, allowed);
   if (!f) throw Error(f.error());
   if (*f == report::Format::table)
-    if (auto* buf = dynamic_cast<report::SafeStreambuf*>(out.rdbuf())) buf->wrap_lines(static_cast<std::size_t>(style.width));
+    if (auto* buf = dynamic_cast<report::SafeStreambuf*>(out.rdbuf()))
+      buf->wrap_lines(static_cast<std::size_t>(style.width));
   return *f;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // State shared by the subcommands of one invocation: streams, common options, lazily loaded data.
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -7,12 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
-#include "gpuadvisor/catalog/quotes.h"
 #include "gpuadvisor/catalog/prices.h"
 #include "gpuadvisor/catalog/quotes.h"
 #include "gpuadvisor/estimate/workload.h"
@@ -78,7 +76,8 @@ inline constexpr report::Format kTabularHtml[] = {report::Format::table, report:
 /// Declares a subcommand's formats, the one list that its --format help, shell completion (read
 /// from that help), the check of the value (Context::output_format) and `gpuadvisor man` come
 /// from; `note` follows the list in the help ("(a page with charts)"). The first is the default.
-void add_format_option(CLI::App& app, Context& ctx, std::span<const report::Format> formats, std::string_view note = "");
+void add_format_option(CLI::App& app, Context& ctx, std::span<const report::Format> formats,
+                       std::string_view note = "");
 /// The same for a command that keeps its --format value itself (check): the option's help text.
 std::string format_help(std::span<const report::Format> formats, std::string_view note);
 /// Adds --catalog FILE (repeatable).
@@ -88,7 +87,7 @@ void add_catalog_option(CLI::App& app, Context& ctx);
 /// (util::JsonText, no braces), which saves building a tree only to print it.
 struct BatchResult {
   util::Json json;
-  std::optional<std::string> members;  ///< set: the result is this text, not `json`
+  std::optional<std::string> members;                ///< set: the result is this text, not `json`
   BatchResult(util::Json j) : json(std::move(j)) {}  // NOLINT(google-explicit-constructor): lets `one` return JSON
   static BatchResult text(std::string members) {
     BatchResult r{util::Json()};

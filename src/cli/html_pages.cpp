@@ -1,8 +1,8 @@
 #include "html_pages.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/util/text.h"
@@ -21,10 +21,14 @@ std::string cost_and_power(const rules::Candidate& c) {
   const auto& g = *c.gpu;
   std::string money;
   if (c.host.needed && c.host.price_usd && c.host.price_includes_gpus)
-    money = fmt::format("{} for {} whole system{} with the GPUs", util::format_money(*c.price_usd), c.host.boxes, c.host.boxes > 1 ? "s" : "");
+    money = fmt::format("{} for {} whole system{} with the GPUs", util::format_money(*c.price_usd), c.host.boxes,
+                        c.host.boxes > 1 ? "s" : "");
   else if (auto unit = g.price_usd(c.price_kind == "used"); unit)
-    money = fmt::format("{} x {} ({}){}", c.count, util::format_money(*unit), c.price_kind,
-                        c.host.needed ? (c.host.price_usd ? fmt::format(" + host {}", util::format_money(*c.host.price_usd)) : " + host, price unknown") : "");
+    money =
+        fmt::format("{} x {} ({}){}", c.count, util::format_money(*unit), c.price_kind,
+                    c.host.needed ? (c.host.price_usd ? fmt::format(" + host {}", util::format_money(*c.host.price_usd))
+                                                      : " + host, price unknown")
+                                  : "");
   else
     money = "price unknown";
   std::string watts = "power unknown (not published)";
@@ -32,7 +36,8 @@ std::string cost_and_power(const rules::Candidate& c) {
     const double gpus_w = (c.power_cap_w ? *c.power_cap_w : *g.tdp_w) * c.count;
     const double host_w = c.host.fits() ? c.host.power_w.value_or(0) : 0;
     watts = fmt::format("{} x {} W{} = {} W at full load", c.count, util::format_number(gpus_w / c.count),
-                        host_w > 0 ? fmt::format(" + host {} W", util::format_number(host_w)) : "", util::format_number(gpus_w + host_w));
+                        host_w > 0 ? fmt::format(" + host {} W", util::format_number(host_w)) : "",
+                        util::format_number(gpus_w + host_w));
   }
   return fmt::format("Cost: {}. Host: {}. Power: {}.", money, estimate::describe(c.host, g, c.count), watts);
 }
@@ -56,7 +61,8 @@ std::vector<std::string> glossary(const rules::Recommendation& rec, const std::v
   std::string text;
   for (auto i : shown) {
     const auto& c = rec.candidates[i];
-    text += " " + std::string(c.w.precision) + (c.w.zero ? fmt::format(" z{}", c.w.zero) : "") + (c.w.tp > 1 ? " tp" : "") + " " + c.price_kind;
+    text += " " + std::string(c.w.precision) + (c.w.zero ? fmt::format(" z{}", c.w.zero) : "") +
+            (c.w.tp > 1 ? " tp" : "") + " " + c.price_kind;
   }
   std::vector<std::string> out;
   for (const auto& [term, line] : kTerms)
@@ -81,25 +87,28 @@ std::string memory_bar(const estimate::MemoryEstimate& mem, const rules::Candida
 }  // namespace
 
 std::string html_footer(const Context& ctx, std::string_view command) {
-  return fmt::format("gpuadvisor {} {}, {}. Estimates from public datasheets and published measurements "
-                     "(docs/methodology.md); each figure is as good as its sources.",
-                     kVersion, command, ctx.today());
+  return fmt::format(
+      "gpuadvisor {} {}, {}. Estimates from public datasheets and published measurements "
+      "(docs/methodology.md); each figure is as good as its sources.",
+      kVersion, command, ctx.today());
 }
 
-std::string recommend_html(Context& ctx, const rules::Request& req, const rules::Recommendation& rec, const report::Table& plans,
-                           const report::Table& pareto) {
+std::string recommend_html(Context& ctx, const rules::Request& req, const rules::Recommendation& rec,
+                           const report::Table& plans, const report::Table& pareto) {
   const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
   html::Page page("GPU recommendation", describe(req.base));
 
   std::vector<std::pair<std::string, std::string>> kv;
   if (req.budget_usd)
-    kv.push_back({"Budget", req.cloud ? (req.budget_per_hour ? util::format_rate(*req.budget_usd) + " rent"
-                                                              : util::format_money(*req.budget_usd) + " rent for the job")
-                                      : util::format_money(*req.budget_usd)});
+    kv.push_back({"Budget", req.cloud
+                                ? (req.budget_per_hour ? util::format_rate(*req.budget_usd) + " rent"
+                                                       : util::format_money(*req.budget_usd) + " rent for the job")
+                                : util::format_money(*req.budget_usd)});
   if (req.power_limit_w) kv.push_back({"Power limit", util::format_number(*req.power_limit_w) + " W"});
   kv.push_back({"Scenario", req.scenario.empty() ? "any" : req.scenario});
   if (req.cloud)
-    kv.push_back({"Instances", fmt::format("one per plan, from the {} in the price list", ctx.prices().instances.size())});
+    kv.push_back(
+        {"Instances", fmt::format("one per plan, from the {} in the price list", ctx.prices().instances.size())});
   else
     kv.push_back({"GPUs per plan", fmt::format("1 to {}", req.max_gpus)});
   kv.push_back({"Ranking", fmt::format("{} ({})", rules::name(rec.prefer), rec.score_unit)});
@@ -112,10 +121,12 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
       price = best.usd_per_hour ? util::format_rate(*best.usd_per_hour) : "rate unknown";
       if (best.rent_usd) price += fmt::format(", {} for the job", util::format_money(*best.rent_usd));
     }
-    page.p(fmt::format("Best: {}{} x {} in {}, {}{}. Score {} ({}).", best.instance ? rules::instance_label(*best.instance) + ": " : "",
-                       best.count, best.gpu->name, best.w.precision, price,
-                       best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
-                       util::format_number(best.score), rec.score_unit),
+    page.p(fmt::format(
+               "Best: {}{} x {} in {}, {}{}. Score {} ({}).",
+               best.instance ? rules::instance_label(*best.instance) + ": " : "", best.count, best.gpu->name,
+               best.w.precision, price,
+               best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
+               util::format_number(best.score), rec.score_unit),
            "good");
     if (auto cp = cost_and_power(best); !cp.empty()) page.p(cp);
   } else {
@@ -147,20 +158,22 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
     p.y = c.throughput;
     p.rank = ranked ? static_cast<int>(rank) + 1 : 0;
     p.label = ranked ? fmt::format("{}. {}", rank + 1, c.label()) : "";
-    p.tip = fmt::format("{}: {}, {} {}/s, score {}", c.label(), util::format_money(*c.price_usd), util::format_number(c.throughput),
-                        images ? "images" : "tokens", util::format_number(c.score));
+    p.tip = fmt::format("{}: {}, {} {}/s, score {}", c.label(), util::format_money(*c.price_usd),
+                        util::format_number(c.throughput), images ? "images" : "tokens", util::format_number(c.score));
     if (std::find(rec.pareto.begin(), rec.pareto.end(), i) != rec.pareto.end()) sc.front.push_back(sc.points.size());
     sc.points.push_back(std::move(p));
   }
   if (!shown.empty()) {
     page.h2("Price and speed");
-    page.figure(html::scatter(sc),
-                fmt::format("Each point is a plan: the best one for each GPU model{} ({} in all), and the plans on the Pareto front. "
-                            "The numbered ones are the top {} of the table.{}",
-                            req.cloud ? " and count" : "", sc.points.size(), top,
-                            unpriced ? fmt::format(" {} plan{} without a known price {} not shown.", unpriced, unpriced > 1 ? "s" : "",
-                                                   unpriced > 1 ? "are" : "is")
-                                     : ""));
+    page.figure(
+        html::scatter(sc),
+        fmt::format(
+            "Each point is a plan: the best one for each GPU model{} ({} in all), and the plans on the Pareto front. "
+            "The numbered ones are the top {} of the table.{}",
+            req.cloud ? " and count" : "", sc.points.size(), top,
+            unpriced ? fmt::format(" {} plan{} without a known price {} not shown.", unpriced, unpriced > 1 ? "s" : "",
+                                   unpriced > 1 ? "are" : "is")
+                     : ""));
   }
 
   if (top > 0) {
@@ -177,8 +190,9 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
     const auto mem = estimate::estimate_memory(best.w, ctx.efficiency());
     page.h2("Memory of the best plan")
         .figure(memory_bar(mem, best),
-                fmt::format("{} per GPU of {} ({} usable after the headroom kept free).", util::format_bytes(mem.per_gpu_bytes),
-                            util::format_bytes(best.gpu->memory_bytes), util::format_bytes(best.fit.usable_bytes)));
+                fmt::format("{} per GPU of {} ({} usable after the headroom kept free).",
+                            util::format_bytes(mem.per_gpu_bytes), util::format_bytes(best.gpu->memory_bytes),
+                            util::format_bytes(best.fit.usable_bytes)));
   } else if (!rec.way_out.empty()) {
     page.h2("Ways out").list(rec.way_out);
   }
@@ -189,7 +203,8 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
       const auto& c = rec.candidates[i];
       std::vector<std::string> parts;
       for (const auto& o : c.outcomes)
-        if (o.applicable && !o.passed && o.rule->kind == rules::Kind::constraint) parts.push_back(o.message + " [" + o.rule->id + "]");
+        if (o.applicable && !o.passed && o.rule->kind == rules::Kind::constraint)
+          parts.push_back(o.message + " [" + o.rule->id + "]");
       std::string s = util::join(parts, "; ");
       if (!c.hint.empty()) s += "; " + c.hint;
       rejected.push_back(c.label() + ": " + s);

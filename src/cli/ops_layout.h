@@ -68,7 +68,8 @@ inline std::string key_values(const KeyValues& kv, int width) {
       // List items ("- x", "2. x") hang under their text, not under the marker.
       std::string_view v = vals[i];
       std::size_t marker = 0;
-      if (v.size() > 2 && v[0] == '-' && v[1] == ' ') marker = 2;
+      if (v.size() > 2 && v[0] == '-' && v[1] == ' ')
+        marker = 2;
       else {
         std::size_t d = 0;
         while (d < v.size() && v[d] >= '0' && v[d] <= '9') ++d;

@@ -1,10 +1,9 @@
 #include "trace.h"
 
-#include <map>
-
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <fmt/format.h>
+#include <map>
 
 #include "context.h"
 #include "gpuadvisor/catalog/efficiency.h"
@@ -16,24 +15,27 @@ namespace gpuadvisor::cli {
 namespace {
 bool on(spdlog::level::level_enum l) { return spdlog::default_logger()->should_log(l); }
 std::string range(const estimate::Range& r) {
-  return fmt::format("{} ({} to {})", util::format_number(r.typical), util::format_number(r.low), util::format_number(r.high));
+  return fmt::format("{} ({} to {})", util::format_number(r.typical), util::format_number(r.low),
+                     util::format_number(r.high));
 }
 }  // namespace
 
 void trace_workload(const estimate::Workload& w, const catalog::Gpu* gpu) {
   if (!on(spdlog::level::debug)) return;
   spdlog::debug("workload: {}", describe(w));
-  spdlog::debug("layout: {} GPU{}{}: tensor parallel {}, pipeline {}, data parallel {}, ZeRO {}, checkpointing {}", w.gpus,
-                w.gpus > 1 ? "s" : "", gpu ? " of " + gpu->id : "", w.tp, w.pp, w.dp(), w.zero, w.checkpointing);
+  spdlog::debug("layout: {} GPU{}{}: tensor parallel {}, pipeline {}, data parallel {}, ZeRO {}, checkpointing {}",
+                w.gpus, w.gpus > 1 ? "s" : "", gpu ? " of " + gpu->id : "", w.tp, w.pp, w.dp(), w.zero,
+                w.checkpointing);
 }
 
 void trace_memory(const estimate::MemoryEstimate& mem) {
   if (!on(spdlog::level::debug)) return;
-  spdlog::debug("memory: {} per GPU, {} in all{}", util::format_bytes(mem.per_gpu_bytes), util::format_bytes(mem.total_bytes),
+  spdlog::debug("memory: {} per GPU, {} in all{}", util::format_bytes(mem.per_gpu_bytes),
+                util::format_bytes(mem.total_bytes),
                 mem.host_bytes > 0 ? ", host RAM " + util::format_bytes(mem.host_bytes) : "");
   for (const auto& l : mem.lines)
-    spdlog::trace("memory line {}: {} per GPU{} = {}", l.id, util::format_bytes(l.per_gpu_bytes), l.host ? " (host)" : "",
-                  l.formula.empty() ? "-" : l.formula);
+    spdlog::trace("memory line {}: {} per GPU{} = {}", l.id, util::format_bytes(l.per_gpu_bytes),
+                  l.host ? " (host)" : "", l.formula.empty() ? "-" : l.formula);
 }
 
 void trace_perf(const estimate::PerfEstimate& p, const catalog::Gpu& gpu) {
@@ -44,14 +46,17 @@ void trace_perf(const estimate::PerfEstimate& p, const catalog::Gpu& gpu) {
   }
   std::vector<std::string> factors;
   for (auto f : p.factors) factors.emplace_back(f);
-  spdlog::debug("speed on {}: bound by {}; utilisation {:.2f}, bandwidth efficiency {:.2f}, multi-GPU scaling {:.2f}; factors: {}",
-                gpu.id, p.bound, p.mfu, p.bandwidth_efficiency, p.scaling, factors.empty() ? "none" : util::join(factors, ", "));
+  spdlog::debug(
+      "speed on {}: bound by {}; utilisation {:.2f}, bandwidth efficiency {:.2f}, multi-GPU scaling {:.2f}; factors: "
+      "{}",
+      gpu.id, p.bound, p.mfu, p.bandwidth_efficiency, p.scaling, factors.empty() ? "none" : util::join(factors, ", "));
   if (p.tokens_per_s.typical > 0) spdlog::debug("training: {} tokens/s", range(p.tokens_per_s));
   if (p.decode_tokens_per_s.typical > 0)
     spdlog::debug("inference: decode {} tokens/s per sequence, prefill {} tokens/s", range(p.decode_tokens_per_s),
                   p.compute_known ? range(p.prefill_tokens_per_s) : "unknown");
-  spdlog::trace("inputs: peak {} TFLOPS ({}), {} GB/s, {} read per decode step, {} FLOPs per token", util::format_number(p.peak_flops / 1e12),
-                catalog::name(p.compute), util::format_number(gpu.memory_bandwidth_gbs), util::format_bytes(p.decode_bytes_per_step),
+  spdlog::trace("inputs: peak {} TFLOPS ({}), {} GB/s, {} read per decode step, {} FLOPs per token",
+                util::format_number(p.peak_flops / 1e12), catalog::name(p.compute),
+                util::format_number(gpu.memory_bandwidth_gbs), util::format_bytes(p.decode_bytes_per_step),
                 util::format_number(p.flops_per_token));
 }
 
@@ -59,11 +64,12 @@ void trace_recommend(const rules::Recommendation& rec) {
   if (!on(spdlog::level::debug)) return;
   std::size_t accepted = 0;
   for (const auto& c : rec.candidates) accepted += c.accepted;
-  spdlog::debug("recommend: {} candidates evaluated, {} accepted, {} plans (one per GPU model)", rec.candidates.size(), accepted,
-                rec.plans.size());
+  spdlog::debug("recommend: {} candidates evaluated, {} accepted, {} plans (one per GPU model)", rec.candidates.size(),
+                accepted, rec.plans.size());
   for (std::size_t rank = 0; rank < rec.plans.size(); ++rank) {
     const auto& c = rec.candidates[rec.plans[rank]];
-    spdlog::debug("plan {}: {} score {} ({}); {}", rank + 1, c.label(), util::format_number(c.score), rec.score_unit, c.reason);
+    spdlog::debug("plan {}: {} score {} ({}); {}", rank + 1, c.label(), util::format_number(c.score), rec.score_unit,
+                  c.reason);
   }
   // -v: how many candidates each constraint dropped; -vv: each dropped candidate and its rules.
   std::map<std::string, std::size_t> dropped_by;
@@ -79,13 +85,15 @@ void trace_recommend(const rules::Recommendation& rec) {
     if (on(spdlog::level::trace))
       for (const auto& o : c.outcomes)
         if (o.rule)
-          spdlog::trace("  {} {}: {} = {}{}", c.label(), o.rule->id, o.rule->metric,
-                        rules::to_string(o.value), !o.applicable ? " (n/a)" : o.passed ? "" : " FAIL");
+          spdlog::trace("  {} {}: {} = {}{}", c.label(), o.rule->id, o.rule->metric, rules::to_string(o.value),
+                        !o.applicable ? " (n/a)"
+                        : o.passed    ? ""
+                                      : " FAIL");
   }
   std::vector<std::string> counts;
   for (const auto& [id, n] : dropped_by) counts.push_back(fmt::format("{} {}", id, n));
-  spdlog::debug("dropped {} candidates; failed constraints (a candidate may fail several): {}", rec.candidates.size() - accepted,
-                counts.empty() ? "none" : util::join(counts, ", "));
+  spdlog::debug("dropped {} candidates; failed constraints (a candidate may fail several): {}",
+                rec.candidates.size() - accepted, counts.empty() ? "none" : util::join(counts, ", "));
 }
 
 }  // namespace gpuadvisor::cli

@@ -1,12 +1,11 @@
 #include "gpuadvisor/estimate/cost.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "gpuadvisor/estimate/platform.h"
-
 #include "gpuadvisor/util/units.h"
 
 namespace gpuadvisor::estimate {
@@ -31,7 +30,8 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   c.price_kind = gpu.price_kind(o.used);
   if (c.gpu_price_usd) {
     c.purchase_usd = *c.gpu_price_usd * N;
-    if (c.price_kind == "msrp") c.assumptions.push_back(fmt::format("{} has no street price: launch MSRP used", gpu.name));
+    if (c.price_kind == "msrp")
+      c.assumptions.push_back(fmt::format("{} has no street price: launch MSRP used", gpu.name));
   } else {
     if (gpu.out_of_production())
       c.assumptions.push_back(fmt::format("{} is {}: not sold new, purchase cost unknown{}", gpu.name,
@@ -42,10 +42,14 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   }
 
   // The host the GPUs go into (estimate/platform.h): its price and its own power.
-  if (gpu.tdp_w) c.power_w = *gpu.tdp_w * N;
-  else c.assumptions.push_back(fmt::format("{} has no published power: energy cost, break-even and total cost of ownership unknown", gpu.name));
+  if (gpu.tdp_w)
+    c.power_w = *gpu.tdp_w * N;
+  else
+    c.assumptions.push_back(fmt::format(
+        "{} has no published power: energy cost, break-even and total cost of ownership unknown", gpu.name));
   const Host host = host_for(gpu, w.gpus, prices);
-  c.assumptions.push_back("host: " + describe(host, gpu, w.gpus) + (host.fits() ? "" : "; no host price or power included"));
+  c.assumptions.push_back("host: " + describe(host, gpu, w.gpus) +
+                          (host.fits() ? "" : "; no host price or power included"));
   if (host.needed && host.fits()) {
     c.host_platform = host.platform;
     c.host_boxes = host.boxes;
@@ -55,8 +59,10 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
     if (host.price_usd && host.price_includes_gpus) {
       c.purchase_usd = *host.price_usd;  // whole systems, GPUs included
     } else if (c.purchase_usd) {
-      if (host.price_usd) *c.purchase_usd += *host.price_usd;
-      else c.assumptions.push_back("host price unknown: the purchase cost is the GPUs' alone");
+      if (host.price_usd)
+        *c.purchase_usd += *host.price_usd;
+      else
+        c.assumptions.push_back("host price unknown: the purchase cost is the GPUs' alone");
     }
   }
   // Every price used that is more than 12 months old is named.
@@ -94,7 +100,8 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
     if (c.job_hours) q.job_usd = q.usd_per_hour * *c.job_hours;
     c.cloud.push_back(q);
   }
-  std::stable_sort(c.cloud.begin(), c.cloud.end(), [](const CloudQuote& a, const CloudQuote& b) { return a.usd_per_hour < b.usd_per_hour; });
+  std::stable_sort(c.cloud.begin(), c.cloud.end(),
+                   [](const CloudQuote& a, const CloudQuote& b) { return a.usd_per_hour < b.usd_per_hour; });
 
   // Break-even: purchase + energy x H = rent x H, in busy hours; months at the utilisation.
   if (c.purchase_usd && c.usd_per_hour_energy && !c.cloud.empty()) {
@@ -108,8 +115,10 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
     double busy = o.years * kHoursPerYear * o.utilization;
     c.tco_usd = *c.purchase_usd + busy * *c.usd_per_hour_energy;
     if (!c.cloud.empty()) c.cloud_over_horizon_usd = busy * c.cloud.front().usd_per_hour;
-    c.assumptions.push_back(fmt::format("total cost of ownership over {} years at {:.0f}% utilisation (purchase + energy; no "
-                                        "maintenance, space or staff)", o.years, o.utilization * 100));
+    c.assumptions.push_back(
+        fmt::format("total cost of ownership over {} years at {:.0f}% utilisation (purchase + energy; no "
+                    "maintenance, space or staff)",
+                    o.years, o.utilization * 100));
   }
   return c;
 }

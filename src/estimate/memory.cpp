@@ -1,9 +1,9 @@
 #include "gpuadvisor/estimate/memory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
@@ -31,10 +31,14 @@ double adapter_params(const Workload& w) {
   const double experts = m.moe ? m.moe->experts + m.moe->shared_experts : 1;
   double attn = 0, mlp = 0;
   for (const auto& t : w.lora_targets) {
-    if (t == "q") attn += r * (h + qd);
-    else if (t == "k" || t == "v") attn += r * (h + kvd);
-    else if (t == "o") attn += r * (qd + h);
-    else if ((t == "gate" && m.gated_mlp) || t == "up" || t == "down") mlp += r * (h + i);
+    if (t == "q")
+      attn += r * (h + qd);
+    else if (t == "k" || t == "v")
+      attn += r * (h + kvd);
+    else if (t == "o")
+      attn += r * (qd + h);
+    else if ((t == "gate" && m.gated_mlp) || t == "up" || t == "down")
+      mlp += r * (h + i);
   }
   const int layers = m.layers + m.encoder_layers;
   return layers * (attn + mlp * experts);
@@ -106,24 +110,27 @@ double layer_params(const catalog::Model& m) {
 
 namespace {
 
-constexpr std::string_view kLineIds[kMemoryLineCount] = {
-    "weights", "quantization_constants", "gradients", "master_weights", "optimizer_state", "adapters",
-    "activations", "logits", "kv_cache", "gather_buffers", "cuda_context", "fragmentation"};
+constexpr std::string_view kLineIds[kMemoryLineCount] = {"weights",         "quantization_constants",
+                                                         "gradients",       "master_weights",
+                                                         "optimizer_state", "adapters",
+                                                         "activations",     "logits",
+                                                         "kv_cache",        "gather_buffers",
+                                                         "cuda_context",    "fragmentation"};
 
 // What an estimate reads from the workload's names (precision, optimizer, recomputation, model
 // kind, LoRA targets) and from the efficiency data, worked out once: a search evaluates many
 // estimates of one workload, and the look-ups by name would cost more than the arithmetic.
 struct MemoryInputs {
   const WeightFormat& format;
-  const OptimizerInfo* optimizer;      ///< null when the workload names none (inference)
-  const catalog::Factor* activation;   ///< training only
+  const OptimizerInfo* optimizer;     ///< null when the workload names none (inference)
+  const catalog::Factor* activation;  ///< training only
   const catalog::Factor& context;
   const catalog::Factor& fragmentation;
-  bool recompute;                      ///< full activation recomputation
-  bool no_scores;                      ///< no attention scores kept: flash attention or selective recomputation
-  bool logits;                         ///< the model has an LM head (decoder, encoder-decoder)
-  double kv_per_token;                 ///< kv_bytes_per_token at the workload's KV precision
-  double adapter_params;               ///< LoRA and QLoRA only
+  bool recompute;         ///< full activation recomputation
+  bool no_scores;         ///< no attention scores kept: flash attention or selective recomputation
+  bool logits;            ///< the model has an LM head (decoder, encoder-decoder)
+  double kv_per_token;    ///< kv_bytes_per_token at the workload's KV precision
+  double adapter_params;  ///< LoRA and QLoRA only
 };
 
 MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
@@ -171,17 +178,21 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   };
   // A line on the GPU or, when `host`, in host RAM.
   auto put = [&](bool host, MemoryLineId id, std::string_view label, double per_gpu, auto&& formula) {
-    if (host) add_host(id, label, per_gpu, formula);
-    else add(id, label, per_gpu, formula);
+    if (host)
+      add_host(id, label, per_gpu, formula);
+    else
+      add(id, label, per_gpu, formula);
   };
   auto split = [&] { return shard > 1 ? fmt::format(" / {} (tp x pp)", shard) : std::string(); };
   // llama.cpp -ngl N: N of the layers' weights and KV cache on the GPU, the rest in host RAM.
   const double on_gpu = w.gpu_layers && m.layers > 0 ? static_cast<double>(*w.gpu_layers) / m.layers : 1.0;
   auto layers_note = [&] {
-    return w.gpu_layers ? fmt::format(" x {}/{} layers on the GPU (--gpu-layers)", *w.gpu_layers, m.layers) : std::string();
+    return w.gpu_layers ? fmt::format(" x {}/{} layers on the GPU (--gpu-layers)", *w.gpu_layers, m.layers)
+                        : std::string();
   };
   auto host_note = [&] {
-    return fmt::format(" x {}/{} layers on the CPU (--gpu-layers {})", m.layers - *w.gpu_layers, m.layers, *w.gpu_layers);
+    return fmt::format(" x {}/{} layers on the CPU (--gpu-layers {})", m.layers - *w.gpu_layers, m.layers,
+                       *w.gpu_layers);
   };
   const bool zero3 = full && w.zero >= 3;
   const bool offload_opt = full && w.offload != "none";
@@ -196,18 +207,18 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
                          m.tensors->origin, split(), layers_note());
     });
     if (w.gpu_layers)
-      add_host(MemoryLineId::weights, "weights (host RAM)", bytes * (1 - on_gpu), [&] {
-        return fmt::format("{} bytes{}", util::format_number(m.tensors->bytes), host_note());
-      });
+      add_host(MemoryLineId::weights, "weights (host RAM)", bytes * (1 - on_gpu),
+               [&] { return fmt::format("{} bytes{}", util::format_number(m.tensors->bytes), host_note()); });
   } else if (full) {
     double bytes = fp32_training ? 4 : 2;
     // FSDP keeps no 16-bit shard: the fp32 shard (the master weights) is cast when gathered.
     if (!(zero3 && w.fsdp && w.master_weights && !fp32_training)) {
       double z = zero3 ? d : 1;
-      put(offload_params, MemoryLineId::weights, offload_params ? "weights (host RAM)" : "weights", P * bytes / shard / z, [&] {
-        return fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split(),
-                           z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "");
-      });
+      put(offload_params, MemoryLineId::weights, offload_params ? "weights (host RAM)" : "weights",
+          P * bytes / shard / z, [&] {
+            return fmt::format("{} params x {} bytes{}{}", util::format_count(P), bytes, split(),
+                               z > 1 ? fmt::format(" / {} (ZeRO-3)", d) : "");
+          });
     }
   } else {
     const double e16 = f.embeddings_16bit ? std::min(P, m.embedding_params()) : 0;
@@ -221,12 +232,14 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     add(MemoryLineId::weights, "weights", payload / shard / z * on_gpu, [&] { return formula() + layers_note(); });
     double consts = (P - e16) * (f.bits - f.payload_bits) / 8;
     auto consts_formula = [&] {
-      return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits, f.note);
+      return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits,
+                         f.note);
     };
     add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z * on_gpu,
         [&] { return consts_formula() + layers_note(); });
     if (w.gpu_layers) {
-      add_host(MemoryLineId::weights, "weights (host RAM)", payload * (1 - on_gpu), [&] { return formula() + host_note(); });
+      add_host(MemoryLineId::weights, "weights (host RAM)", payload * (1 - on_gpu),
+               [&] { return formula() + host_note(); });
       add_host(MemoryLineId::quantization_constants, "quantization scales (host RAM)", consts * (1 - on_gpu),
                [&] { return consts_formula() + host_note(); });
     }
@@ -270,8 +283,9 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
                  [&] { return fmt::format("{} params x 4 bytes{} / {} (ZeRO-1)", util::format_count(P), split(), d); });
     }
     if (master)
-      put(offload_opt, MemoryLineId::master_weights, offload_opt ? "fp32 master weights (host RAM)" : "fp32 master weights",
-          P * opt->master_bytes / shard / zo, [&] {
+      put(offload_opt, MemoryLineId::master_weights,
+          offload_opt ? "fp32 master weights (host RAM)" : "fp32 master weights", P * opt->master_bytes / shard / zo,
+          [&] {
             return fmt::format("{} params x {} bytes{}{}", util::format_count(P), opt->master_bytes, split(),
                                zo > 1 ? fmt::format(" / {} (ZeRO-{})", d, w.zero) : "");
           });
@@ -279,7 +293,9 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     const double state = opt->state_bytes * (master || opt->eight_bit || fp32_training ? 1.0 : gbytes / 4);
     const bool state_host = offload_opt || opt->paged;
     put(state_host, MemoryLineId::optimizer_state,
-        offload_opt ? "optimizer state (host RAM)" : opt->paged ? "optimizer state (paged to host RAM)" : "optimizer state",
+        offload_opt  ? "optimizer state (host RAM)"
+        : opt->paged ? "optimizer state (paged to host RAM)"
+                     : "optimizer state",
         P * state / shard / zo, [&] {
           return fmt::format("{} params x {} bytes ({}: {}){}{}{}", util::format_count(P), state, opt->id, opt->note,
                              master || opt->eight_bit || fp32_training ? "" : ", 16-bit like the weights", split(),
@@ -289,16 +305,18 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     if (zero3 && w.fsdp) {
       const double unit = layer_params(m) / t;
       add(MemoryLineId::gather_buffers, "gathered FSDP units", unit * 6, [&] {
-        return fmt::format("one layer unit of {} params gathered in 16-bit, the next prefetched, and its unsharded "
-                           "gradient: 3 x 2 bytes (FSDP FULL_SHARD)",
-                           util::format_count(unit));
+        return fmt::format(
+            "one layer unit of {} params gathered in 16-bit, the next prefetched, and its unsharded "
+            "gradient: 3 x 2 bytes (FSDP FULL_SHARD)",
+            util::format_count(unit));
       });
     } else if (zero3) {
       const double big = largest_tensor_params(m) / t;
       add(MemoryLineId::gather_buffers, "gathered largest layer", big * 4, [&] {
-        return fmt::format("largest layer {} params x 4 bytes (16-bit params + gradients; DeepSpeed "
-                           "estimate_zero3_model_states_mem_needs)",
-                           util::format_count(big));
+        return fmt::format(
+            "largest layer {} params x 4 bytes (16-bit params + gradients; DeepSpeed "
+            "estimate_zero3_model_states_mem_needs)",
+            util::format_count(big));
       });
     }
   }
@@ -338,8 +356,10 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       add(MemoryLineId::activations, "activations", per_gpu, [&] {
         std::string formula =
             recompute
-                ? (w.activation_offload ? std::string("full recomputation, inputs offloaded: one layer's input 2sbh + one layer's activations")
-                                        : fmt::format("full recomputation: {} layers x 2sbh + one layer's activations", layers))
+                ? (w.activation_offload
+                       ? std::string(
+                             "full recomputation, inputs offloaded: one layer's input 2sbh + one layer's activations")
+                       : fmt::format("full recomputation: {} layers x 2sbh + one layer's activations", layers))
                 : fmt::format("{} layers x sbh x (34-term{}), Korthikanti et al. 2022", layers,
                               no_scores ? ", no 5as/h scores: flash attention or selective recomputation" : " + 5as/h");
         formula += fmt::format(" x {:.2f} calibration", act.typical);
@@ -353,7 +373,8 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
         add(MemoryLineId::logits, w.chunked_loss ? "output logits (chunked loss)" : "output logits (loss)",
             s * b * static_cast<double>(m.vocab) * 6 / t / chunks, [&] {
               return fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}{}", m.vocab,
-                                 w.chunked_loss ? fmt::format(" / {:.0f} chunks", kLossChunks) : "", t > 1 ? " / tp" : "");
+                                 w.chunked_loss ? fmt::format(" / {:.0f} chunks", kLossChunks) : "",
+                                 t > 1 ? " / tp" : "");
             });
       }
     } else {
@@ -384,7 +405,9 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   // KV cache (inference): 2 x layers x kv_heads x head_dim x context x batch x bytes.
   if (!training && m.is_transformer()) {
     double per_gpu = in.kv_per_token * s * b / p;
-    if (!m.mla && t > 1) per_gpu *= std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
+    if (!m.mla && t > 1)
+      per_gpu *=
+          std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
     auto formula = [&] {
       return m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
                                  kv_bytes_per_element(w.kv_precision), seq_len, batch)
@@ -394,7 +417,8 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     };
     add(MemoryLineId::kv_cache, "KV cache", per_gpu * on_gpu, [&] { return formula() + layers_note(); });
     if (w.gpu_layers)
-      add_host(MemoryLineId::kv_cache, "KV cache (host RAM)", per_gpu * (1 - on_gpu), [&] { return formula() + host_note(); });
+      add_host(MemoryLineId::kv_cache, "KV cache (host RAM)", per_gpu * (1 - on_gpu),
+               [&] { return formula() + host_note(); });
   }
   // Overheads: CUDA context and framework workspace per GPU; allocator fragmentation reserve.
   const double before_overheads = allocated;
@@ -591,8 +615,8 @@ Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::G
                             double usable) {
   const std::string own_ckpt = x.checkpointing;
   const int own_tp = x.tp, own_zero = x.zero;
-  std::vector<std::string> ckpts = set.checkpointing ? std::vector<std::string>{own_ckpt}
-                                                     : std::vector<std::string>{own_ckpt, "full"};
+  std::vector<std::string> ckpts =
+      set.checkpointing ? std::vector<std::string>{own_ckpt} : std::vector<std::string>{own_ckpt, "full"};
   std::vector<int> tps = set.tp ? std::vector<int>{own_tp} : std::vector<int>{1, 2, 4, 8};
   std::vector<int> zeros = set.zero ? std::vector<int>{own_zero} : std::vector<int>{0, 1, 2, 3};
   // When nothing fits: the last layout tried with the user's recomputation, the most memory-saving.
@@ -608,8 +632,8 @@ Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::G
         if (c == own_ckpt) last = {tp, z};
         if (memory_bytes(x, eff).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
-              "layout: {}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)", layout_name(x),
-              c == "full" ? ", full activation recomputation" : "", x.gpus, gpu.id));
+              "layout: {}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
+              layout_name(x), c == "full" ? ", full activation recomputation" : "", x.gpus, gpu.id));
           return x;
         }
       }
@@ -619,9 +643,9 @@ Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::G
   x.tp = last ? last->first : own_tp;
   x.zero = last ? last->second : own_zero;
   if (last)
-    x.assumptions.push_back(fmt::format(
-        "layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({})", x.gpus, gpu.id,
-        layout_name(x)));
+    x.assumptions.push_back(
+        fmt::format("layout: no layout of {} GPUs fits {}; shown with the most memory-saving sharding tried ({})",
+                    x.gpus, gpu.id, layout_name(x)));
   return x;
 }
 

@@ -1,10 +1,10 @@
 #include "gpuadvisor/estimate/perf.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/util/units.h"
@@ -102,8 +102,10 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     out.assumptions.push_back(fmt::format("{} peak {} TFLOPS dense per GPU", catalog::name(out.compute),
                                           util::format_number(out.peak_flops / 1e12)));
   if (explain && !out.compute_known)
-    out.assumptions.push_back(fmt::format("{} publishes no compute peak: decode from memory bandwidth alone (bandwidth-bound "
-                                          "at batch 1); prefill and time to first token unknown", gpu.name));
+    out.assumptions.push_back(
+        fmt::format("{} publishes no compute peak: decode from memory bandwidth alone (bandwidth-bound "
+                    "at batch 1); prefill and time to first token unknown",
+                    gpu.name));
 
   if (m.vision && !m.is_transformer()) {
     if (!m.vision->gflops_per_image) {
@@ -148,7 +150,8 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     out.flops_per_token = per_token;
     const FactorId fid = mfu_factor(w, gpu);
     Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(fid));
-    if (!w.mfu) out.factors.push_back(catalog::factor_name(fid));
+    if (!w.mfu)
+      out.factors.push_back(catalog::factor_name(fid));
     else if (explain)
       out.assumptions.push_back(fmt::format("MFU {} (--mfu)", *w.mfu));
     out.mfu = mfu.typical;

@@ -1,9 +1,9 @@
 #include "gpuadvisor/estimate/platform.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/units.h"
 
@@ -13,7 +13,9 @@ namespace {
 std::string watts(double w) { return util::format_number(w) + " W"; }
 
 // Callers check that the GPU's power is known first.
-double load_w(const catalog::Platform& p, const catalog::Gpu& gpu, int n) { return gpu.tdp_w.value_or(0) * n + p.host_power_w.value_or(0); }
+double load_w(const catalog::Platform& p, const catalog::Gpu& gpu, int n) {
+  return gpu.tdp_w.value_or(0) * n + p.host_power_w.value_or(0);
+}
 
 // Whether one box of `p` holds `n` of `gpu` within its power limits.
 bool powers(const catalog::Platform& p, const catalog::Gpu& gpu, int n) {
@@ -96,35 +98,43 @@ std::string describe(const Host& h, const catalog::Gpu& gpu, int count) {
     case HostProblem::whole_system:
       return fmt::format("{} is a whole system ({}): one is planned, not {} joined", gpu.id, gpu.form_factor, count);
     case HostProblem::no_baseboard:
-      return fmt::format("{} is an {} module: it runs only on a baseboard system, and data/platforms.json has none for it "
-                         "(--prices FILE adds one)",
-                         gpu.id, gpu.form_factor == "sxm" ? "SXM" : "OAM");
+      return fmt::format(
+          "{} is an {} module: it runs only on a baseboard system, and data/platforms.json has none for it "
+          "(--prices FILE adds one)",
+          gpu.id, gpu.form_factor == "sxm" ? "SXM" : "OAM");
     case HostProblem::no_slots:
       return fmt::format("no {} in data/platforms.json takes {} x {} (the largest takes {})",
-                         gpu.segment == "datacenter" ? "server" : "workstation or server", count, gpu.id, h.largest_slots);
+                         gpu.segment == "datacenter" ? "server" : "workstation or server", count, gpu.id,
+                         h.largest_slots);
     case HostProblem::unknown_power:
-      return fmt::format("{} has no published power (tdp_w): no host's power limit can be checked for {} of them", gpu.id, count);
+      return fmt::format("{} has no published power (tdp_w): no host's power limit can be checked for {} of them",
+                         gpu.id, count);
     case HostProblem::power: {
       const auto& p = *h.platform;
       const int n = std::min(count, p.gpu_slots);
       if (p.max_gpu_tdp_w && gpu.tdp_w > *p.max_gpu_tdp_w)
-        return fmt::format("no host in data/platforms.json powers {} x {}: {} takes GPUs of at most {} ({} has {})", count,
-                           gpu.id, p.id, watts(*p.max_gpu_tdp_w), gpu.id, watts(*gpu.tdp_w));
-      return fmt::format("no host in data/platforms.json powers {} x {}: {} may draw {}, {} x {}{} need {}", count, gpu.id, p.id,
-                         watts(*p.system_max_power_w), n, watts(*gpu.tdp_w), p.host_power_w ? " and the host" : "",
-                         watts(load_w(p, gpu, n)));
+        return fmt::format("no host in data/platforms.json powers {} x {}: {} takes GPUs of at most {} ({} has {})",
+                           count, gpu.id, p.id, watts(*p.max_gpu_tdp_w), gpu.id, watts(*gpu.tdp_w));
+      return fmt::format("no host in data/platforms.json powers {} x {}: {} may draw {}, {} x {}{} need {}", count,
+                         gpu.id, p.id, watts(*p.system_max_power_w), n, watts(*gpu.tdp_w),
+                         p.host_power_w ? " and the host" : "", watts(load_w(p, gpu, n)));
     }
-    case HostProblem::none: break;
+    case HostProblem::none:
+      break;
   }
   if (!h.needed)
-    return gpu.form_factor == "pcie" || gpu.form_factor.empty() ? "one card goes into a computer you have (not priced)"
-                                                                : fmt::format("{} is a whole system ({})", gpu.id, gpu.form_factor);
+    return gpu.form_factor == "pcie" || gpu.form_factor.empty()
+               ? "one card goes into a computer you have (not priced)"
+               : fmt::format("{} is a whole system ({})", gpu.id, gpu.form_factor);
   const auto& p = *h.platform;
-  return fmt::format("{}{} ({}, {} GPU slots{}): {}, {}", h.boxes > 1 ? fmt::format("{} x ", h.boxes) : "", p.id, p.kind,
-                     p.gpu_slots, p.system_max_power_w ? fmt::format(", up to {}", watts(*p.system_max_power_w)) : std::string(),
-                     h.price_usd ? util::format_money(*h.price_usd) + (h.price_includes_gpus ? fmt::format(" with {} GPUs{}", p.gpu_slots, h.boxes > 1 ? " each" : "") : "")
-                                 : std::string("price unknown"),
-                     h.power_w ? watts(*h.power_w) + " of its own" : std::string("its own power unknown"));
+  return fmt::format(
+      "{}{} ({}, {} GPU slots{}): {}, {}", h.boxes > 1 ? fmt::format("{} x ", h.boxes) : "", p.id, p.kind, p.gpu_slots,
+      p.system_max_power_w ? fmt::format(", up to {}", watts(*p.system_max_power_w)) : std::string(),
+      h.price_usd
+          ? util::format_money(*h.price_usd) +
+                (h.price_includes_gpus ? fmt::format(" with {} GPUs{}", p.gpu_slots, h.boxes > 1 ? " each" : "") : "")
+          : std::string("price unknown"),
+      h.power_w ? watts(*h.power_w) + " of its own" : std::string("its own power unknown"));
 }
 
 }  // namespace gpuadvisor::estimate

@@ -1,11 +1,11 @@
 #include "gpuadvisor/estimate/workload.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "gpuadvisor/catalog/recipe.h"
 #include "gpuadvisor/util/json_sink.h"
@@ -32,7 +32,8 @@ constexpr WeightFormat kFormats[] = {
     {"fp8", 8, 8, Precision::fp8, false, "FP8 (E4M3) weights, per-tensor scales"},
     {"int8", 8, 8, Precision::int8, false, "8-bit integer weights, per-channel scales (negligible)"},
     {"int4", 4.125, 4, Precision::fp16, false, "4-bit weights, one fp16 scale per 128 (4 + 16/128 bits)"},
-    {"gptq-int4", 4.15625, 4, Precision::fp16, true, "GPTQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
+    {"gptq-int4", 4.15625, 4, Precision::fp16, true,
+     "GPTQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
     {"awq-int4", 4.15625, 4, Precision::fp16, true, "AWQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
     {"nf4", 4.127, 4, Precision::bf16, true, "bitsandbytes NF4 with double quantization (4.127 bits, QLoRA paper)"},
     {"q4_k_m", 4.85, 4, Precision::fp16, false, "GGUF Q4_K_M, ~4.85 bits per weight on average"},
@@ -74,7 +75,8 @@ std::vector<std::string> names_of(auto const& table) {
 }
 
 std::string choices(const std::vector<std::string>& all, const std::string& got) {
-  return fmt::format("expected one of {}, got {}{}", util::join(all, ", "), util::quote(got), util::did_you_mean(got, all));
+  return fmt::format("expected one of {}, got {}{}", util::join(all, ", "), util::quote(got),
+                     util::did_you_mean(got, all));
 }
 
 }  // namespace
@@ -109,7 +111,8 @@ const WeightFormat* find_format(std::string_view id) {
 }
 
 const OptimizerInfo* find_optimizer(std::string_view id) {
-  if (id == "adam8bit" || id == "adamw8bit" || id == "adam-8bit" || id == "adamw_bnb_8bit" || id == "adamw_8bit") id = "adamw-8bit";
+  if (id == "adam8bit" || id == "adamw8bit" || id == "adam-8bit" || id == "adamw_bnb_8bit" || id == "adamw_8bit")
+    id = "adamw-8bit";
   if (id == "paged_adamw_8bit" || id == "pagedadamw8bit") id = "paged-adamw-8bit";
   if (id == "paged_adamw_32bit" || id == "paged_adamw") id = "paged-adamw";
   if (id == "adamw_torch" || id == "adamw_torch_fused") id = "adamw";
@@ -126,20 +129,24 @@ const WeightFormat& Workload::format() const {
 
 std::string default_precision(Task t) {
   switch (t) {
-    case Task::inference: return "fp16";
-    case Task::qlora: return "nf4";
-    default: return "bf16";
+    case Task::inference:
+      return "fp16";
+    case Task::qlora:
+      return "nf4";
+    default:
+      return "bf16";
   }
 }
 
 void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu) {
-  const bool pre_ampere = gpu.vendor == "nvidia" && (gpu.architecture == "volta" || gpu.architecture == "turing" ||
-                                                     gpu.architecture == "pascal");
+  const bool pre_ampere = gpu.vendor == "nvidia" &&
+                          (gpu.architecture == "volta" || gpu.architecture == "turing" || gpu.architecture == "pascal");
   if (!set.flash_attention && pre_ampere && w.flash_attention && w.model.is_transformer()) {
     w.flash_attention = false;
     for (auto& a : w.assumptions)
       if (util::starts_with(a, "flash attention:"))
-        a = fmt::format("flash attention: off (FlashAttention-2 needs Ampere or newer; {} is {})", gpu.id, gpu.architecture);
+        a = fmt::format("flash attention: off (FlashAttention-2 needs Ampere or newer; {} is {})", gpu.id,
+                        gpu.architecture);
   }
 }
 
@@ -147,7 +154,8 @@ std::string check_layout(const Workload& w) {
   if (w.tp * w.pp > w.gpus || w.gpus % (w.tp * w.pp) != 0)
     return fmt::format("--tp {} x --pp {} does not divide --gpus {}", w.tp, w.pp, w.gpus);
   if (w.model.is_transformer()) {
-    if (w.model.heads % w.tp != 0) return fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, w.model.heads);
+    if (w.model.heads % w.tp != 0)
+      return fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, w.model.heads);
     if (w.pp > w.model.layers) return fmt::format("--pp {} exceeds the model's {} layers", w.pp, w.model.layers);
   } else if (w.tp > 1 || w.pp > 1) {
     return fmt::format("--tp/--pp need a transformer model; {} has no layer shape", w.model.id);
@@ -186,8 +194,8 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
   }
   static const catalog::RecipeDefaults kNone;
   const catalog::RecipeDefaults& r = recipe ? (lora ? recipe->adapter : recipe->full) : kNone;
-  std::vector<std::string> from_recipe;  // what the recipe set, in words
-  std::vector<std::string> taken;        // gpuadvisor's own defaults taken, in words
+  std::vector<std::string> from_recipe;    // what the recipe set, in words
+  std::vector<std::string> taken;          // gpuadvisor's own defaults taken, in words
   std::vector<std::string> adapter_taken;  // the same, from the adapter recipes all frameworks share
 
   auto only_training = [&](const std::string& key, const std::string& text) {
@@ -218,9 +226,12 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
   // Master weights: an fp32 copy beside 16-bit weights, or none (pure bf16 training).
   if (!in.master_weights.empty()) {
     const std::string v = util::lower(in.master_weights);
-    if (v == "fp32" || v == "on" || v == "true" || v == "yes") w.master_weights = true;
-    else if (v == "none" || v == "off" || v == "false" || v == "no") w.master_weights = false;
-    else bad(in, "master_weights", choices({"fp32", "none"}, in.master_weights));
+    if (v == "fp32" || v == "on" || v == "true" || v == "yes")
+      w.master_weights = true;
+    else if (v == "none" || v == "off" || v == "false" || v == "no")
+      w.master_weights = false;
+    else
+      bad(in, "master_weights", choices({"fp32", "none"}, in.master_weights));
   } else if (r.master_weights) {
     w.master_weights = *r.master_weights;
     from_recipe.push_back(w.master_weights ? "fp32 master weights" : "no fp32 master weights (pure bf16)");
@@ -229,13 +240,15 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
   }
   if (!in.gradient_dtype.empty()) {
     const std::string v = util::lower(in.gradient_dtype);
-    if (v != "bf16" && v != "fp16" && v != "fp32") bad(in, "gradient_dtype", choices({"bf16", "fp16", "fp32"}, in.gradient_dtype));
+    if (v != "bf16" && v != "fp16" && v != "fp32")
+      bad(in, "gradient_dtype", choices({"bf16", "fp16", "fp32"}, in.gradient_dtype));
     w.fp32_gradients = v == "fp32";
   } else if (r.gradient_dtype) {
     w.fp32_gradients = *r.gradient_dtype == "fp32";
     if (w.fp32_gradients) from_recipe.push_back("fp32 gradients");
   }
-  if (auto v = parse_switch(in, "optimizer_in_backward", in.optimizer_in_backward)) w.optimizer_in_backward = *v;
+  if (auto v = parse_switch(in, "optimizer_in_backward", in.optimizer_in_backward))
+    w.optimizer_in_backward = *v;
   else if (r.optimizer_in_backward) {
     w.optimizer_in_backward = *r.optimizer_in_backward;
     if (w.optimizer_in_backward) from_recipe.push_back("optimizer step in the backward pass");
@@ -248,29 +261,34 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
       from_recipe.push_back(fmt::format("activation checkpointing {}", w.checkpointing));
     } else if (lora) {
       w.checkpointing = "full";
-      adapter_taken.push_back("activation checkpointing full (on in the adapter recipes of torchtune, Unsloth, Axolotl and LLaMA-Factory)");
+      adapter_taken.push_back(
+          "activation checkpointing full (on in the adapter recipes of torchtune, Unsloth, Axolotl and LLaMA-Factory)");
     } else {
       taken.push_back("activation checkpointing none");
     }
   }
-  if (auto v = parse_switch(in, "activation_offload", in.activation_offload)) w.activation_offload = *v;
+  if (auto v = parse_switch(in, "activation_offload", in.activation_offload))
+    w.activation_offload = *v;
   else if (r.activation_offload) {
     w.activation_offload = *r.activation_offload;
     if (w.activation_offload) from_recipe.push_back("checkpointed activations offloaded to host RAM");
   }
   if (w.activation_offload && w.checkpointing != "full")
     bad(in, "activation_offload", "offloads the checkpointed layer inputs: it needs --checkpointing full");
-  if (auto v = parse_switch(in, "chunked_loss", in.chunked_loss)) w.chunked_loss = *v;
+  if (auto v = parse_switch(in, "chunked_loss", in.chunked_loss))
+    w.chunked_loss = *v;
   else if (r.chunked_loss) {
     w.chunked_loss = *r.chunked_loss;
     if (w.chunked_loss) from_recipe.push_back("chunked cross-entropy loss");
   } else if (lora) {
     w.chunked_loss = true;
-    adapter_taken.push_back("chunked cross-entropy loss (torchtune's and Unsloth's; the whole logits with --chunked-loss=off)");
+    adapter_taken.push_back(
+        "chunked cross-entropy loss (torchtune's and Unsloth's; the whole logits with --chunked-loss=off)");
   } else {
     taken.push_back("loss over the whole logits");
   }
-  if (auto v = parse_switch(in, "packed", in.packed)) w.packed = *v;
+  if (auto v = parse_switch(in, "packed", in.packed))
+    w.packed = *v;
   else if (r.packed) {
     w.packed = *r.packed;
     if (w.packed) from_recipe.push_back("packed sequences");
@@ -299,18 +317,21 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
     w.assumptions.push_back("ZeRO-3: parameters offload to host RAM shards them (ZeRO-Infinity, FSDP CPU offload)");
   }
   if (w.optimizer_in_backward && w.zero > 0 && !w.fsdp)
-    bad(in, "optimizer_in_backward", "DeepSpeed ZeRO steps the optimizer on its own partitions; use it without --zero or with FSDP");
+    bad(in, "optimizer_in_backward",
+        "DeepSpeed ZeRO steps the optimizer on its own partitions; use it without --zero or with FSDP");
 
   if (recipe) {
     const auto& src = recipe->sources.front();
     w.assumptions.push_back(fmt::format("recipe {}: {} ({})", recipe->id, util::join(from_recipe, ", "), src.title));
   }
   if (!adapter_taken.empty())
-    w.assumptions.push_back(fmt::format("fine-tuning defaults: {} (--recipe for one framework's)", util::join(adapter_taken, "; ")));
+    w.assumptions.push_back(
+        fmt::format("fine-tuning defaults: {} (--recipe for one framework's)", util::join(adapter_taken, "; ")));
   if (!taken.empty())
-    w.assumptions.push_back(fmt::format("fine-tuning defaults: {}, as the Hugging Face Trainer does (the most used "
-                                        "trainer; --recipe {} for another framework's)",
-                                        util::join(taken, ", "), recipe_ids()));
+    w.assumptions.push_back(
+        fmt::format("fine-tuning defaults: {}, as the Hugging Face Trainer does (the most used "
+                    "trainer; --recipe {} for another framework's)",
+                    util::join(taken, ", "), recipe_ids()));
 }
 
 }  // namespace
@@ -339,27 +360,34 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
         for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
           std::string n = e.path().filename().string(), low = util::lower(n);
           if (!e.is_regular_file(ec)) continue;
-          if (util::ends_with(low, ".gguf") && (low.find("-of-") == std::string::npos || low.find("-00001-of-") != std::string::npos))
+          if (util::ends_with(low, ".gguf") &&
+              (low.find("-of-") == std::string::npos || low.find("-00001-of-") != std::string::npos))
             ggufs.push_back(e.path().string());
           else if (util::ends_with(low, ".safetensors.index.json") || util::ends_with(low, ".safetensors"))
             safetensors.push_back(e.path().string());
         }
         std::sort(ggufs.begin(), ggufs.end());
         std::sort(safetensors.begin(), safetensors.end());
-        if (safetensors.size() == 1) found = safetensors;
-        else if (safetensors.empty() && ggufs.size() == 1) found = ggufs;
+        if (safetensors.size() == 1)
+          found = safetensors;
+        else if (safetensors.empty() && ggufs.size() == 1)
+          found = ggufs;
         else if (safetensors.size() + ggufs.size() > 1)
-          throw Error(fmt::format("--model-file {}: the folder holds {} weight files ({}{}); give one of them", model_file,
-                                  safetensors.size() + ggufs.size(), util::join(safetensors.empty() ? ggufs : safetensors, ", ").substr(0, 200),
+          throw Error(fmt::format("--model-file {}: the folder holds {} weight files ({}{}); give one of them",
+                                  model_file, safetensors.size() + ggufs.size(),
+                                  util::join(safetensors.empty() ? ggufs : safetensors, ", ").substr(0, 200),
                                   safetensors.size() + ggufs.size() > 3 ? ", ..." : ""));
       }
       if (found.empty() && model_config.empty())
-        throw Error(fmt::format("--model-file {}: the folder has no config.json and no .safetensors, "
-                                ".safetensors.index.json or .gguf weights", model_file));
+        throw Error(
+            fmt::format("--model-file {}: the folder has no config.json and no .safetensors, "
+                        ".safetensors.index.json or .gguf weights",
+                        model_file));
       model_file = found.empty() ? std::string() : found.front();
-      folder_notes.push_back(fmt::format("model folder {}: {}{}", in.model_file,
-                                         model_config.empty() ? "" : "config " + model_config,
-                                         model_file.empty() ? ", no weight files" : (model_config.empty() ? "" : ", ") + std::string("weights ") + model_file));
+      folder_notes.push_back(
+          fmt::format("model folder {}: {}{}", in.model_file, model_config.empty() ? "" : "config " + model_config,
+                      model_file.empty() ? ", no weight files"
+                                         : (model_config.empty() ? "" : ", ") + std::string("weights ") + model_file));
     }
   }
   if (!model_config.empty()) {
@@ -371,7 +399,8 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
                                               model_config, util::format_number(w.model.params)));
   } else if (!in.model.empty()) {
     if (auto size = util::parse_count(in.model)) {
-      if (*size < 1e3) bad(in, "model", fmt::format("a model of {} parameters is too small to plan GPUs for", util::quote(in.model)));
+      if (*size < 1e3)
+        bad(in, "model", fmt::format("a model of {} parameters is too small to plan GPUs for", util::quote(in.model)));
       w.model = catalog::model_from_size(*size);
     } else {
       auto m = models.resolve(in.model);
@@ -383,7 +412,8 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       w.model = **m;
     }
   } else if (model_file.empty()) {
-    throw Error("no model: give --model NAME|SIZE (e.g. --model llama-3.1-8b or --model 7B), --model-config or --model-file");
+    throw Error(
+        "no model: give --model NAME|SIZE (e.g. --model llama-3.1-8b or --model 7B), --model-config or --model-file");
   }
   if (!model_file.empty()) {
     auto stats = catalog::read_model_file(model_file);
@@ -427,19 +457,27 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     w.assumptions.push_back(fmt::format("precision: {} (the default for {})", w.precision, name(w.task)));
   }
   // QLoRA's base is NF4 by definition: a 16-bit precision names the compute dtype over it.
-  if (w.task == Task::qlora && s.precision && (w.precision == "bf16" || w.precision == "fp16" || w.precision == "fp32")) {
-    w.assumptions.push_back(fmt::format("precision: {} compute over an NF4 base (QLoRA quantizes the base to NF4; "
-                                        "--precision int4, gptq-int4, awq-int4 or int8 for another base)",
-                                        w.precision));
+  if (w.task == Task::qlora && s.precision &&
+      (w.precision == "bf16" || w.precision == "fp16" || w.precision == "fp32")) {
+    w.assumptions.push_back(
+        fmt::format("precision: {} compute over an NF4 base (QLoRA quantizes the base to NF4; "
+                    "--precision int4, gptq-int4, awq-int4 or int8 for another base)",
+                    w.precision));
     w.precision = "nf4";
   }
   const auto& fmt_ = w.format();
   if (w.task == Task::train && fmt_.bits < 8)
-    bad(in, "precision", fmt::format("full training needs fp32, tf32, fp16, bf16 or fp8 weights, got {} (4-bit bases train with --task qlora)", w.precision));
+    bad(in, "precision",
+        fmt::format(
+            "full training needs fp32, tf32, fp16, bf16 or fp8 weights, got {} (4-bit bases train with --task qlora)",
+            w.precision));
   if (w.task == Task::train && fmt_.id == "int8")
-    bad(in, "precision", "full training needs fp32, tf32, fp16, bf16 or fp8 weights, got int8 (8-bit bases train with --task lora)");
+    bad(in, "precision",
+        "full training needs fp32, tf32, fp16, bf16 or fp8 weights, got int8 (8-bit bases train with --task lora)");
   if (w.task == Task::qlora && fmt_.bits > 8.5)
-    bad(in, "precision", fmt::format("QLoRA trains adapters on a quantized base (nf4, int4, gptq-int4, awq-int4, int8), got {}", w.precision));
+    bad(in, "precision",
+        fmt::format("QLoRA trains adapters on a quantized base (nf4, int4, gptq-int4, awq-int4, int8), got {}",
+                    w.precision));
 
   // Optimizer (training only).
   if (!in.optimizer.empty()) {
@@ -460,10 +498,12 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     w.seq_len = need(in, "seq_len", util::parse_int(in.seq_len, 1, 100'000'000));
     s.seq_len = true;
     if (w.model.max_context > 0 && w.seq_len > w.model.max_context)
-      w.assumptions.push_back(fmt::format("sequence length {} exceeds the model's trained context of {}", w.seq_len, w.model.max_context));
+      w.assumptions.push_back(
+          fmt::format("sequence length {} exceeds the model's trained context of {}", w.seq_len, w.model.max_context));
   } else if (w.model.is_transformer()) {
     w.seq_len = w.model.max_context > 0 ? std::min<long long>(ctx_default, w.model.max_context) : ctx_default;
-    w.assumptions.push_back(fmt::format("{}: {} tokens", is_training(w.task) ? "sequence length" : "context", w.seq_len));
+    w.assumptions.push_back(
+        fmt::format("{}: {} tokens", is_training(w.task) ? "sequence length" : "context", w.seq_len));
   }
   if (!in.gpus.empty()) {
     w.gpus = static_cast<int>(need(in, "gpus", util::parse_int(in.gpus, 1, 100'000)));
@@ -479,8 +519,10 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   }
   if (!in.zero.empty()) {
     std::string z = util::lower(in.zero);
-    if (z == "fsdp") w.zero = 3;
-    else w.zero = static_cast<int>(need(in, "zero", util::parse_int(in.zero, 0, 3)));
+    if (z == "fsdp")
+      w.zero = 3;
+    else
+      w.zero = static_cast<int>(need(in, "zero", util::parse_int(in.zero, 0, 3)));
     if (!is_training(w.task)) bad(in, "zero", "ZeRO shards training state; it does not apply to --task inference");
     s.zero = true;
   }
@@ -494,23 +536,29 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     std::string c = util::lower(in.checkpointing);
     if (c == "off" || c == "false") c = "none";
     if (c == "on" || c == "true") c = "full";
-    if (c != "none" && c != "selective" && c != "full") bad(in, "checkpointing", choices({"none", "selective", "full"}, in.checkpointing));
+    if (c != "none" && c != "selective" && c != "full")
+      bad(in, "checkpointing", choices({"none", "selective", "full"}, in.checkpointing));
     w.checkpointing = c;
     s.checkpointing = true;
   }
   if (!in.flash_attention.empty()) {
     s.flash_attention = true;
     std::string f = util::lower(in.flash_attention);
-    if (f == "on" || f == "true" || f == "yes" || f == "1") w.flash_attention = true;
-    else if (f == "off" || f == "false" || f == "no" || f == "0") w.flash_attention = false;
-    else bad(in, "flash_attention", choices({"on", "off"}, in.flash_attention));
+    if (f == "on" || f == "true" || f == "yes" || f == "1")
+      w.flash_attention = true;
+    else if (f == "off" || f == "false" || f == "no" || f == "0")
+      w.flash_attention = false;
+    else
+      bad(in, "flash_attention", choices({"on", "off"}, in.flash_attention));
   } else if (w.model.is_transformer()) {
     w.assumptions.push_back("flash attention: on (no s x s attention scores kept)");
   }
 
   if (w.task == Task::lora || w.task == Task::qlora) {
-    if (!in.lora_rank.empty()) w.lora_rank = static_cast<int>(need(in, "lora_rank", util::parse_int(in.lora_rank, 1, 65536)));
-    std::string t = in.lora_targets.empty() ? (w.task == Task::qlora ? "all" : "q,k,v,o") : util::lower(in.lora_targets);
+    if (!in.lora_rank.empty())
+      w.lora_rank = static_cast<int>(need(in, "lora_rank", util::parse_int(in.lora_rank, 1, 65536)));
+    std::string t =
+        in.lora_targets.empty() ? (w.task == Task::qlora ? "all" : "q,k,v,o") : util::lower(in.lora_targets);
     if (t == "all") t = "q,k,v,o,gate,up,down";
     if (t == "attn" || t == "attention") t = "q,k,v,o";
     if (t == "mlp") t = "gate,up,down";
@@ -519,7 +567,8 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       if (util::ends_with(v, "_proj")) v = v.substr(0, v.size() - 5);
       if (std::find(kLoraTargets.begin(), kLoraTargets.end(), v) == kLoraTargets.end())
         bad(in, "lora_targets", choices({"q", "k", "v", "o", "gate", "up", "down", "all", "attn", "mlp"}, v));
-      if (std::find(w.lora_targets.begin(), w.lora_targets.end(), v) == w.lora_targets.end()) w.lora_targets.push_back(v);
+      if (std::find(w.lora_targets.begin(), w.lora_targets.end(), v) == w.lora_targets.end())
+        w.lora_targets.push_back(v);
     }
     if (in.lora_rank.empty() || in.lora_targets.empty())
       w.assumptions.push_back(fmt::format("LoRA rank {} on {}", w.lora_rank, util::join(w.lora_targets, ",")));
@@ -537,9 +586,11 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   }
   if (!in.gpu_layers.empty()) {
     if (is_training(w.task)) bad(in, "gpu_layers", "llama.cpp's partial offload applies to --task inference");
-    if (!w.model.is_transformer() || w.model.layers <= 0) bad(in, "gpu_layers", "needs a transformer model with layers");
+    if (!w.model.is_transformer() || w.model.layers <= 0)
+      bad(in, "gpu_layers", "needs a transformer model with layers");
     long long n = need(in, "gpu_layers", util::parse_int(in.gpu_layers, 0, 100'000));
-    if (w.tp > 1 || w.pp > 1 || w.gpus > 1) bad(in, "gpu_layers", "partial offload is planned for one GPU; drop --gpus/--tp/--pp");
+    if (w.tp > 1 || w.pp > 1 || w.gpus > 1)
+      bad(in, "gpu_layers", "partial offload is planned for one GPU; drop --gpus/--tp/--pp");
     if (n > w.model.layers) {
       w.assumptions.push_back(fmt::format("--gpu-layers {}: all {} layers on the GPU", n, w.model.layers));
       n = w.model.layers;
@@ -552,7 +603,8 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   }
   if (!in.mfu.empty()) {
     double m = need(in, "mfu", util::parse_number(in.mfu));
-    if (!(m > 0 && m <= 1)) bad(in, "mfu", fmt::format("expected a utilisation between 0 and 1 (e.g. 0.4), got {}", util::quote(in.mfu)));
+    if (!(m > 0 && m <= 1))
+      bad(in, "mfu", fmt::format("expected a utilisation between 0 and 1 (e.g. 0.4), got {}", util::quote(in.mfu)));
     w.mfu = m;
   }
   return w;
@@ -562,11 +614,34 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                             const std::vector<std::string>& skip) {
   const util::Json& root = pointer.empty() ? doc.root() : doc.root().at(util::Json::json_pointer(pointer));
   util::Fields f(doc, root, pointer, "profile");
-  static const std::vector<std::string> keys = {
-      "model", "model_config", "model_file", "task", "precision", "optimizer", "batch", "seq_len", "gpus", "zero",
-      "tp", "pp", "checkpointing", "flash_attention", "lora_rank", "lora_targets", "kv_precision", "tokens", "mfu",
-      "recipe", "master_weights", "gradient_dtype", "optimizer_in_backward", "chunked_loss", "packed",
-      "activation_offload", "offload", "gpu_layers"};
+  static const std::vector<std::string> keys = {"model",
+                                                "model_config",
+                                                "model_file",
+                                                "task",
+                                                "precision",
+                                                "optimizer",
+                                                "batch",
+                                                "seq_len",
+                                                "gpus",
+                                                "zero",
+                                                "tp",
+                                                "pp",
+                                                "checkpointing",
+                                                "flash_attention",
+                                                "lora_rank",
+                                                "lora_targets",
+                                                "kv_precision",
+                                                "tokens",
+                                                "mfu",
+                                                "recipe",
+                                                "master_weights",
+                                                "gradient_dtype",
+                                                "optimizer_in_backward",
+                                                "chunked_loss",
+                                                "packed",
+                                                "activation_offload",
+                                                "offload",
+                                                "gpu_layers"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
   // "file:line" of each field; the fields of a one-line document (a batch line) share one.
   int at_line = -1;
@@ -579,10 +654,14 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
       f.fail(key, "unknown field" + util::did_you_mean(key, known));
     }
     std::string text;
-    if (val.is_string()) text = val.get<std::string>();
-    else if (val.is_number_integer() || val.is_number_unsigned()) text = val.dump();
-    else if (val.is_number_float()) text = fmt::format("{}", val.get<double>());
-    else if (val.is_boolean()) text = val.get<bool>() ? "on" : "off";
+    if (val.is_string())
+      text = val.get<std::string>();
+    else if (val.is_number_integer() || val.is_number_unsigned())
+      text = val.dump();
+    else if (val.is_number_float())
+      text = fmt::format("{}", val.get<double>());
+    else if (val.is_boolean())
+      text = val.get<bool>() ? "on" : "off";
     else if (val.is_array() && key == "lora_targets") {
       std::vector<std::string> parts;
       for (const auto& x : val) {
@@ -600,18 +679,33 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
     // Flags win over the profile.
     std::string WorkloadInput::*field = nullptr;
     static const std::vector<std::pair<std::string, std::string WorkloadInput::*>> members = {
-        {"model", &WorkloadInput::model}, {"model_config", &WorkloadInput::model_config},
-        {"model_file", &WorkloadInput::model_file}, {"task", &WorkloadInput::task},
-        {"precision", &WorkloadInput::precision}, {"optimizer", &WorkloadInput::optimizer},
-        {"batch", &WorkloadInput::batch}, {"seq_len", &WorkloadInput::seq_len}, {"gpus", &WorkloadInput::gpus},
-        {"zero", &WorkloadInput::zero}, {"tp", &WorkloadInput::tp}, {"pp", &WorkloadInput::pp},
-        {"checkpointing", &WorkloadInput::checkpointing}, {"flash_attention", &WorkloadInput::flash_attention},
-        {"lora_rank", &WorkloadInput::lora_rank}, {"lora_targets", &WorkloadInput::lora_targets},
-        {"kv_precision", &WorkloadInput::kv_precision}, {"tokens", &WorkloadInput::tokens}, {"mfu", &WorkloadInput::mfu},
-        {"recipe", &WorkloadInput::recipe}, {"master_weights", &WorkloadInput::master_weights},
-        {"gradient_dtype", &WorkloadInput::gradient_dtype}, {"optimizer_in_backward", &WorkloadInput::optimizer_in_backward},
-        {"chunked_loss", &WorkloadInput::chunked_loss}, {"packed", &WorkloadInput::packed},
-        {"activation_offload", &WorkloadInput::activation_offload}, {"offload", &WorkloadInput::offload},
+        {"model", &WorkloadInput::model},
+        {"model_config", &WorkloadInput::model_config},
+        {"model_file", &WorkloadInput::model_file},
+        {"task", &WorkloadInput::task},
+        {"precision", &WorkloadInput::precision},
+        {"optimizer", &WorkloadInput::optimizer},
+        {"batch", &WorkloadInput::batch},
+        {"seq_len", &WorkloadInput::seq_len},
+        {"gpus", &WorkloadInput::gpus},
+        {"zero", &WorkloadInput::zero},
+        {"tp", &WorkloadInput::tp},
+        {"pp", &WorkloadInput::pp},
+        {"checkpointing", &WorkloadInput::checkpointing},
+        {"flash_attention", &WorkloadInput::flash_attention},
+        {"lora_rank", &WorkloadInput::lora_rank},
+        {"lora_targets", &WorkloadInput::lora_targets},
+        {"kv_precision", &WorkloadInput::kv_precision},
+        {"tokens", &WorkloadInput::tokens},
+        {"mfu", &WorkloadInput::mfu},
+        {"recipe", &WorkloadInput::recipe},
+        {"master_weights", &WorkloadInput::master_weights},
+        {"gradient_dtype", &WorkloadInput::gradient_dtype},
+        {"optimizer_in_backward", &WorkloadInput::optimizer_in_backward},
+        {"chunked_loss", &WorkloadInput::chunked_loss},
+        {"packed", &WorkloadInput::packed},
+        {"activation_offload", &WorkloadInput::activation_offload},
+        {"offload", &WorkloadInput::offload},
         {"gpu_layers", &WorkloadInput::gpu_layers}};
     for (const auto& [k, m] : members)
       if (k == key) field = m;

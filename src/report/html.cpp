@@ -1,9 +1,9 @@
 #include "gpuadvisor/report/html.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/version.h"
@@ -71,12 +71,23 @@ std::string escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : safe_text(s)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -187,14 +198,16 @@ std::string_view colour(std::size_t i) {
 Svg::Svg(double width, double height, std::string_view title) : width_(width), height_(height), title_(title) {}
 
 Svg& Svg::rect(double x, double y, double w, double h, std::string_view fill, std::string_view cls) {
-  body_ += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"{}/>)", num(x), num(y), num(std::max(w, 0.0)),
-                       num(std::max(h, 0.0)), escape(fill), cls.empty() ? "" : fmt::format(R"( class="{}")", escape(cls)));
+  body_ +=
+      fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"{}/>)", num(x), num(y), num(std::max(w, 0.0)),
+                  num(std::max(h, 0.0)), escape(fill), cls.empty() ? "" : fmt::format(R"( class="{}")", escape(cls)));
   body_ += "\n";
   return *this;
 }
 
 Svg& Svg::line(double x1, double y1, double x2, double y2, std::string_view cls) {
-  body_ += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" class="{}"/>)", num(x1), num(y1), num(x2), num(y2), escape(cls));
+  body_ += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" class="{}"/>)", num(x1), num(y1), num(x2), num(y2),
+                       escape(cls));
   body_ += "\n";
   return *this;
 }
@@ -208,8 +221,8 @@ Svg& Svg::text(double x, double y, std::string_view s, std::string_view anchor, 
 }
 
 Svg& Svg::circle(double cx, double cy, double r, std::string_view fill, std::string_view cls, std::string_view tip) {
-  body_ += fmt::format(R"(<circle cx="{}" cy="{}" r="{}" fill="{}" class="{}"><title>{}</title></circle>)", num(cx), num(cy), num(r),
-                       escape(fill), escape(cls), escape(tip));
+  body_ += fmt::format(R"(<circle cx="{}" cy="{}" r="{}" fill="{}" class="{}"><title>{}</title></circle>)", num(cx),
+                       num(cy), num(r), escape(fill), escape(cls), escape(tip));
   body_ += "\n";
   return *this;
 }
@@ -235,8 +248,9 @@ Svg& Svg::axes(const Axis& x, const Axis& y) {
   line(left, bottom, right, bottom, "axis");
   line(left, top, left, bottom, "axis");
   text((left + right) / 2, bottom + 40, x.label + (x.scale.log ? " (log scale)" : ""), "middle", "axis-label");
-  body_ += fmt::format(R"svg(<text transform="rotate(-90)" x="{}" y="{}" text-anchor="middle" class="axis-label">{}</text>)svg",
-                       num(-(top + bottom) / 2), num(left - 58), escape(y.label));
+  body_ += fmt::format(
+      R"svg(<text transform="rotate(-90)" x="{}" y="{}" text-anchor="middle" class="axis-label">{}</text>)svg",
+      num(-(top + bottom) / 2), num(left - 58), escape(y.label));
   body_ += "\n";
   return *this;
 }
@@ -273,7 +287,8 @@ std::string scatter(const Scatter& s) {
     std::string d;
     for (std::size_t k = 0; k < front.size(); ++k) {
       const auto& p = s.points[front[k]];
-      d += k == 0 ? fmt::format("M{} {}", num(x.scale(p.x)), num(y.scale(p.y))) : fmt::format(" H{} V{}", num(x.scale(p.x)), num(y.scale(p.y)));
+      d += k == 0 ? fmt::format("M{} {}", num(x.scale(p.x)), num(y.scale(p.y)))
+                  : fmt::format(" H{} V{}", num(x.scale(p.x)), num(y.scale(p.y)));
     }
     d += fmt::format(" H{}", num(W - mr));
     svg.path(d, "pareto");
@@ -291,12 +306,19 @@ std::string scatter(const Scatter& s) {
     const bool on_front = std::find(front.begin(), front.end(), i) != front.end();
     std::string cls = p.rank == 1 ? "plan best" : p.rank > 0 ? "plan top" : "plan";
     if (on_front) cls += " front";
-    svg.circle(x.scale(p.x), y.scale(p.y), p.rank == 1 ? 7 : p.rank > 0 ? 6 : 4.5,
-               p.rank == 1 ? "#1f4e8c" : p.rank > 0 ? "#4e79a7" : "#9aa5b1", cls, p.tip);
+    svg.circle(x.scale(p.x), y.scale(p.y),
+               p.rank == 1  ? 7
+               : p.rank > 0 ? 6
+                            : 4.5,
+               p.rank == 1  ? "#1f4e8c"
+               : p.rank > 0 ? "#4e79a7"
+                            : "#9aa5b1",
+               cls, p.tip);
   }
   // Labels beside the ranked plans, moved around their point until they overlap nothing placed.
   std::vector<Box> placed;
-  for (const auto& p : s.points) placed.push_back({x.scale(p.x) - 5, y.scale(p.y) - 5, x.scale(p.x) + 5, y.scale(p.y) + 5});
+  for (const auto& p : s.points)
+    placed.push_back({x.scale(p.x) - 5, y.scale(p.y) - 5, x.scale(p.x) + 5, y.scale(p.y) + 5});
   // The step line is an obstacle too: a label across it is hard to read.
   for (std::size_t k = 0; k < front.size(); ++k) {
     const auto& p = s.points[front[k]];
@@ -311,11 +333,15 @@ std::string scatter(const Scatter& s) {
   std::vector<std::size_t> ranked;
   for (std::size_t i = 0; i < s.points.size(); ++i)
     if (s.points[i].rank > 0 && !s.points[i].label.empty()) ranked.push_back(i);
-  std::sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) { return s.points[a].rank < s.points[b].rank; });
+  std::sort(ranked.begin(), ranked.end(),
+            [&](std::size_t a, std::size_t b) { return s.points[a].rank < s.points[b].rank; });
   for (auto i : ranked) {
     const auto& p = s.points[i];
     const double px = x.scale(p.x), py = y.scale(p.y), tw = text_width(p.label);
-    struct Try { double dx, dy; bool end; };
+    struct Try {
+      double dx, dy;
+      bool end;
+    };
     static constexpr Try tries[] = {{10, 4, false},   {-10, 4, true},  {10, -10, false}, {10, 17, false},
                                     {-10, -10, true}, {-10, 17, true}, {10, -24, false}, {10, 31, false},
                                     {-10, -24, true}, {-10, 31, true}, {10, -38, false}, {10, 45, false}};
@@ -345,13 +371,16 @@ std::string scatter(const Scatter& s) {
   item("#9aa5b1", 4, "other plans");
   if (!front.empty()) {
     svg.line(lx, 16, lx + 22, 16, "pareto");
-    svg.text(lx + 28, 20, s.front_higher_better ? "Pareto front: no plan both cheaper and faster" : "Pareto front: no plan both cheaper and quicker",
+    svg.text(lx + 28, 20,
+             s.front_higher_better ? "Pareto front: no plan both cheaper and faster"
+                                   : "Pareto front: no plan both cheaper and quicker",
              "start", "tick");
   }
   return svg.str();
 }
 
-std::string stacked_bar(const std::vector<Segment>& segments, std::string_view title, const std::vector<Marker>& markers) {
+std::string stacked_bar(const std::vector<Segment>& segments, std::string_view title,
+                        const std::vector<Marker>& markers) {
   constexpr double W = 960, bar_y = 44, bar_h = 36, legend_y = bar_y + bar_h + 26, row_h = 22;
   double total = 0;
   for (const auto& s : segments) total += std::max(s.value, 0.0);
@@ -410,7 +439,8 @@ std::string bar_chart(const std::vector<Segment>& bars, std::string_view title, 
     while (label.size() > 4 && text_width(label) > label_w - 10) label = label.substr(0, label.size() - 4) + "...";
     svg.text(label_w - 8, y + 13, label, "end", "label");
     const double x1 = sx(std::max(b.value, 0.0));
-    svg.rect(label_w, y + 2, x1 - label_w, row_h - 10, b.highlight ? "#1f4e8c" : "#9db4d3", b.highlight ? "bar best" : "bar");
+    svg.rect(label_w, y + 2, x1 - label_w, row_h - 10, b.highlight ? "#1f4e8c" : "#9db4d3",
+             b.highlight ? "bar best" : "bar");
     svg.text(x1 + 6, y + 13, b.value_text + (b.highlight ? " (best)" : ""), "start", "value");
   }
   return svg.str();
@@ -457,7 +487,9 @@ Page& Page::table(const Table& t) {
     for (std::size_t i = 0; i < r.size(); ++i)
       if (display_width(r[i]) > 32) wraps[i] = true;
   auto cls = [&](std::size_t i) {
-    return cols[i].align == Align::right ? std::string(R"( class="r")") : wraps[i] ? std::string() : std::string(R"( class="nw")");
+    return cols[i].align == Align::right ? std::string(R"( class="r")")
+           : wraps[i]                    ? std::string()
+                                         : std::string(R"( class="nw")");
   };
   // A wide table (ten columns or more) whose last column is running text shows that text on a line
   // of its own under each row, as the terminal does when a table is too wide.
@@ -503,10 +535,11 @@ std::string Page::str(std::string_view footer) const {
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta name=\"generator\" content=\"gpuadvisor {}\">\n<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n"
+      "<meta name=\"generator\" content=\"gpuadvisor "
+      "{}\">\n<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n"
       "<header>\n<h1>{}</h1>\n<p class=\"sub\">{}</p>\n</header>\n{}<footer>{}</footer>\n</main>\n</body>\n</html>\n",
-      kVersion, escape(title_ + (subtitle_.empty() ? "" : ": " + subtitle_)), kCss, escape(title_), escape(subtitle_), body_,
-      escape(footer));
+      kVersion, escape(title_ + (subtitle_.empty() ? "" : ": " + subtitle_)), kCss, escape(title_), escape(subtitle_),
+      body_, escape(footer));
 }
 
 }  // namespace gpuadvisor::report::html

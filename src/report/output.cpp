@@ -1,5 +1,6 @@
 #include "gpuadvisor/report/output.h"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/version.h"
@@ -207,10 +206,10 @@ bool is_diagnostic(std::string_view line) {
 
 bool is_unit(std::string_view w) {
   while (!w.empty() && (w.back() == ',' || w.back() == ';' || w.back() == '.' || w.back() == ')')) w.remove_suffix(1);
-  static constexpr std::string_view kUnits[] = {"B",  "KiB", "MiB",     "GiB",      "TiB",   "PiB", "KB",  "MB",
-                                                "GB", "TB",  "W",       "kW",       "MW",    "kWh", "s",   "ms",
-                                                "h",  "C",   "GB/s",    "TB/s",     "tok/s", "tokens/s", "TFLOPS", "PFLOPS",
-                                                "x",  "GPUs", "GPU",    "tokens",   "days",  "hours"};
+  static constexpr std::string_view kUnits[] = {"B",  "KiB",  "MiB",  "GiB",    "TiB",   "PiB",      "KB",     "MB",
+                                                "GB", "TB",   "W",    "kW",     "MW",    "kWh",      "s",      "ms",
+                                                "h",  "C",    "GB/s", "TB/s",   "tok/s", "tokens/s", "TFLOPS", "PFLOPS",
+                                                "x",  "GPUs", "GPU",  "tokens", "days",  "hours"};
   return std::find(std::begin(kUnits), std::end(kUnits), w) != std::end(kUnits);
 }
 }  // namespace
@@ -323,24 +322,65 @@ std::string ascii(std::string_view s) {
       continue;
     }
     switch (cp) {
-      case 0x00A0: out += ' '; break;
-      case 0x00B1: out += "+/-"; break;
-      case 0x00B5: case 0x03BC: out += 'u'; break;
-      case 0x00B7: case 0x2022: out += '*'; break;
-      case 0x00D7: out += 'x'; break;
-      case 0x2013: case 0x2212: out += '-'; break;
-      case 0x2014: out += "--"; break;
-      case 0x2018: case 0x2019: out += '\''; break;
-      case 0x201C: case 0x201D: out += '"'; break;
-      case 0x2026: out += "..."; break;
-      case 0x2190: out += "<-"; break;
-      case 0x2192: out += "->"; break;
-      case 0x2191: out += '^'; break;
-      case 0x2193: out += 'v'; break;
-      case 0x2248: out += '~'; break;
-      case 0x2260: out += "!="; break;
-      case 0x2264: out += "<="; break;
-      case 0x2265: out += ">="; break;
+      case 0x00A0:
+        out += ' ';
+        break;
+      case 0x00B1:
+        out += "+/-";
+        break;
+      case 0x00B5:
+      case 0x03BC:
+        out += 'u';
+        break;
+      case 0x00B7:
+      case 0x2022:
+        out += '*';
+        break;
+      case 0x00D7:
+        out += 'x';
+        break;
+      case 0x2013:
+      case 0x2212:
+        out += '-';
+        break;
+      case 0x2014:
+        out += "--";
+        break;
+      case 0x2018:
+      case 0x2019:
+        out += '\'';
+        break;
+      case 0x201C:
+      case 0x201D:
+        out += '"';
+        break;
+      case 0x2026:
+        out += "...";
+        break;
+      case 0x2190:
+        out += "<-";
+        break;
+      case 0x2192:
+        out += "->";
+        break;
+      case 0x2191:
+        out += '^';
+        break;
+      case 0x2193:
+        out += 'v';
+        break;
+      case 0x2248:
+        out += '~';
+        break;
+      case 0x2260:
+        out += "!=";
+        break;
+      case 0x2264:
+        out += "<=";
+        break;
+      case 0x2265:
+        out += ">=";
+        break;
       default:
         if (cp >= 0x2500 && cp <= 0x257F) {
           // Box drawing: light and heavy horizontals and verticals, corners and crossings.
@@ -433,10 +473,18 @@ Style Style::detect(const std::function<const char*(const char*)>& env, bool tty
 
 std::string Style::text(std::string_view s) const { return unicode ? std::string(s) : ascii(s); }
 
-std::string Style::bold(std::string_view s) const { return color ? fmt::format("\x1b[{0}1m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
-std::string Style::dim(std::string_view s) const { return color ? fmt::format("\x1b[{0}2m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
-std::string Style::good(std::string_view s) const { return color ? fmt::format("\x1b[{0}32m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
-std::string Style::bad(std::string_view s) const { return color ? fmt::format("\x1b[{0}31m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s); }
+std::string Style::bold(std::string_view s) const {
+  return color ? fmt::format("\x1b[{0}1m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s);
+}
+std::string Style::dim(std::string_view s) const {
+  return color ? fmt::format("\x1b[{0}2m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s);
+}
+std::string Style::good(std::string_view s) const {
+  return color ? fmt::format("\x1b[{0}32m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s);
+}
+std::string Style::bad(std::string_view s) const {
+  return color ? fmt::format("\x1b[{0}31m{1}\x1b[{0}0m", colour_mark(), s) : std::string(s);
+}
 
 Table::Table(std::vector<Column> columns) : cols_(std::move(columns)) {
   for (auto& c : cols_) c.header = safe_text(c.header);
@@ -573,7 +621,8 @@ std::string Table::render(Format f, const Style& style) const {
       // The free column on its own lines under each row, aligned with the second column.
       const std::string indent(w[0] + 2, ' ');
       const std::string label = hdr[free] + ": ";
-      const std::size_t room = std::max<std::size_t>(limit > indent.size() + width_of(label) ? limit - indent.size() - width_of(label) : 0, kMinWrap);
+      const std::size_t room = std::max<std::size_t>(
+          limit > indent.size() + width_of(label) ? limit - indent.size() - width_of(label) : 0, kMinWrap);
       out += line(hdr, true, free);
       for (const auto& r : rows) {
         out += line(r, false, free);
@@ -640,9 +689,7 @@ util::Json envelope(std::string_view command) {
   return j;
 }
 
-std::string dump(const util::Json& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
+std::string dump(const util::Json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
 
 std::string bar(double fraction, int width, const Style& style) {
   if (!std::isfinite(fraction) || fraction < 0) fraction = 0;

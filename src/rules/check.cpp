@@ -192,7 +192,8 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
     top.fail("gpus",
              "expected a non-empty array of GPU lines ({\"id\", \"count\", ...}), got " + util::json_snippet(gpus));
   if (gpus.size() > kMaxSpecLines)
-    top.fail("gpus", fmt::format("{} GPU lines, at most {} (a line is a GPU model with its count)", gpus.size(), kMaxSpecLines));
+    top.fail("gpus", fmt::format("{} GPU lines, at most {} (a line is a GPU model with its count)", gpus.size(),
+                                 kMaxSpecLines));
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     GpuLine g;
     g.ptr = "/gpus/" + std::to_string(i);
@@ -277,7 +278,8 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
     if (!arr.is_array())
       top.fail("workloads", "expected an array of workload profiles, got " + util::json_snippet(arr));
     if (arr.size() > kMaxSpecLines)
-      top.fail("workloads", fmt::format("{} workloads, at most {} (each is checked on every GPU line)", arr.size(), kMaxSpecLines));
+      top.fail("workloads",
+               fmt::format("{} workloads, at most {} (each is checked on every GPU line)", arr.size(), kMaxSpecLines));
     for (std::size_t j = 0; j < arr.size(); ++j) {
       WorkloadLine w;
       w.ptr = "/workloads/" + std::to_string(j);
@@ -361,8 +363,10 @@ struct Builder {
         continue;
       }
       const catalog::Gpu& gpu = *g.gpu;
-      if (gpu.tdp_w) gpu_tdp_total += *gpu.tdp_w * g.count;
-      else unknown_power.push_back(gpu.id);
+      if (gpu.tdp_w)
+        gpu_tdp_total += *gpu.tdp_w * g.count;
+      else
+        unknown_power.push_back(gpu.id);
       x.show("gpu", gpu.name);
       x.show("gpu_id", gpu.id);
 
@@ -387,12 +391,14 @@ struct Builder {
       if (g.mig_required) {
         // MIG is the GPU's own fact (A100 has it, the Ampere RTX cards do not): its catalog record decides.
         if (gpu.mig_instances) {
-          x.put("mig_instances_short", static_cast<double>(*g.mig_required - *gpu.mig_instances), "", g.ptr + "/mig_instances");
+          x.put("mig_instances_short", static_cast<double>(*g.mig_required - *gpu.mig_instances), "",
+                g.ptr + "/mig_instances");
           x.show("mig_required", std::to_string(*g.mig_required));
-          x.show("gpu_mig", *gpu.mig_instances ? fmt::format("at most {} MIG instances", *gpu.mig_instances) : "no MIG");
+          x.show("gpu_mig",
+                 *gpu.mig_instances ? fmt::format("at most {} MIG instances", *gpu.mig_instances) : "no MIG");
         } else {
-          assumptions.push_back(fmt::format("gpus[{}]: the MIG instances of {} are not known; mig-instances was not checked",
-                                            i, gpu.id));
+          assumptions.push_back(
+              fmt::format("gpus[{}]: the MIG instances of {} are not known; mig-instances was not checked", i, gpu.id));
         }
       }
       if (gpu.form_factor == "pcie") {
@@ -600,20 +606,25 @@ struct Builder {
         const bool heavy_traffic = w.task == estimate::Task::train || w.zero >= 3 || w.tp > 1;
         std::vector<std::string> traffic;
         if (w.zero >= 3) traffic.push_back("the sharded weights are gathered at every step");
-        if (w.tp > 1) traffic.push_back(fmt::format("every layer's activations are all-reduced across the {} tensor-parallel GPUs", w.tp));
-        if (w.task == estimate::Task::train) traffic.push_back(w.zero >= 2 ? "the gradients are reduce-scattered" : "the gradients are all-reduced");
+        if (w.tp > 1)
+          traffic.push_back(
+              fmt::format("every layer's activations are all-reduced across the {} tensor-parallel GPUs", w.tp));
+        if (w.task == estimate::Task::train)
+          traffic.push_back(w.zero >= 2 ? "the gradients are reduce-scattered" : "the gradients are all-reduced");
         if (estimate::is_training(w.task) && w.gpus > 1 && heavy_traffic) {
           const bool link = gpu.fast_link_for(w.gpus) && s.interconnect != "pcie";
           std::string why = !gpu.has_fast_interconnect() ? fmt::format("{} has no NVLink", gpu.id)
-                            : !gpu.fast_link_for(w.gpus) ? fmt::format("an NVLink bridge joins only two {} cards", gpu.id)
-                                                         : "the server's interconnect is pcie";
+                            : !gpu.fast_link_for(w.gpus)
+                                ? fmt::format("an NVLink bridge joins only two {} cards", gpu.id)
+                                : "the server's interconnect is pcie";
           x.put("multi_gpu_training_without_nvlink", !link, "",
                 s.interconnect.empty() ? wl.ptr + (doc.line_of(wl.ptr + "/task") ? "/task" : "")
                                        : "/server/interconnect");
           x.show("gpus", std::to_string(w.gpus));
           x.show("no_nvlink_why", why);
           std::string said = traffic.front();
-          for (std::size_t t = 1; t < traffic.size(); ++t) said += (t + 1 == traffic.size() ? " and " : ", ") + traffic[t];
+          for (std::size_t t = 1; t < traffic.size(); ++t)
+            said += (t + 1 == traffic.size() ? " and " : ", ") + traffic[t];
           x.show("traffic", said);
         }
         subjects.push_back(std::move(x));

@@ -1,5 +1,7 @@
 #include "gpuadvisor/rules/inspect.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -7,8 +9,6 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -70,16 +70,26 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
 
 // The fields a check reads (the rest identify the card).
 constexpr std::string_view kCheckedFields[] = {
-    "memory.total",  "temperature.gpu", "power.limit", "power.default_limit", "clocks_throttle_reasons.active",
-    "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max", "persistence_mode",
-    "ecc.mode.current", "ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.aggregate.total",
+    "memory.total",
+    "temperature.gpu",
+    "power.limit",
+    "power.default_limit",
+    "clocks_throttle_reasons.active",
+    "pcie.link.gen.current",
+    "pcie.link.gen.max",
+    "pcie.link.width.current",
+    "pcie.link.width.max",
+    "persistence_mode",
+    "ecc.mode.current",
+    "ecc.errors.uncorrected.volatile.total",
+    "ecc.errors.uncorrected.aggregate.total",
     "driver_version",
 };
 
 constexpr std::string_view kChecks[] = {
-    "gpu-lost",   "identify",   "memory-size",      "ecc-mode",  "ecc-uncorrected", "ecc-corrected", "retired-pages",
-    "remapped-rows", "temperature", "throttle",     "power-cap", "pcie-gen",        "pcie-width",    "persistence-mode",
-    "mig",        "driver",     "capture",
+    "gpu-lost",      "identify",         "memory-size", "ecc-mode", "ecc-uncorrected", "ecc-corrected",
+    "retired-pages", "remapped-rows",    "temperature", "throttle", "power-cap",       "pcie-gen",
+    "pcie-width",    "persistence-mode", "mig",         "driver",   "capture",
 };
 
 // Clocks throttle (event) reason bits, nvml.h nvmlClocksThrottleReason*.
@@ -139,7 +149,8 @@ class Row {
   bool has(std::string_view f) const { return captured(f) && !unavailable(text(f)); }
   static bool unavailable(const std::string& v) {
     std::string l = util::lower(v);
-    return l.empty() || (l.front() == '[' && l.back() == ']') || l == "n/a" || l == "not supported" || l == "unknown error";
+    return l.empty() || (l.front() == '[' && l.back() == ']') || l == "n/a" || l == "not supported" ||
+           l == "unknown error";
   }
   static bool lost(const std::string& v) { return util::lower(v).find("gpu is lost") != std::string::npos; }
 
@@ -232,7 +243,8 @@ const catalog::Gpu* identify(const NameIndex& index, const std::string& name, st
 
 class CardChecks {
  public:
-  CardChecks(const Row& row, CardReport& card, const catalog::CompatTable& compat) : row_(row), card_(card), compat_(compat) {}
+  CardChecks(const Row& row, CardReport& card, const catalog::CompatTable& compat)
+      : row_(row), card_(card), compat_(compat) {}
 
   void add(std::string_view check, Verdict v, std::string message) {
     card_.items.push_back({std::string(check), v, std::move(message)});
@@ -246,10 +258,11 @@ class CardChecks {
     // nvidia-smi reports a little less than the marketed size (reserved memory; ECC on older parts).
     if (ratio < 0.90 || ratio > 1.02)
       add("memory-size", Verdict::warn,
-          fmt::format("reports {} MiB, the catalog's {} has {}: another variant, or a modified card", fmt_num(*mib), g.name,
-                      util::format_bytes(g.memory_bytes)));
+          fmt::format("reports {} MiB, the catalog's {} has {}: another variant, or a modified card", fmt_num(*mib),
+                      g.name, util::format_bytes(g.memory_bytes)));
     else
-      add("memory-size", Verdict::pass, fmt::format("{} MiB, as expected for {} ({})", fmt_num(*mib), g.id, util::format_bytes(g.memory_bytes)));
+      add("memory-size", Verdict::pass,
+          fmt::format("{} MiB, as expected for {} ({})", fmt_num(*mib), g.id, util::format_bytes(g.memory_bytes)));
   }
 
   // A count for a message: the number, "n/a" ([N/A] in the capture) or "not captured".
@@ -261,13 +274,17 @@ class CardChecks {
     const catalog::Gpu* g = card_.gpu;
     if (row_.captured("ecc.mode.current")) {
       auto on = row_.flag("ecc.mode.current");
-      if (on && *on) add("ecc-mode", Verdict::pass, "ECC is enabled");
-      else if (on && g && !g->ecc) add("ecc-mode", Verdict::pass, "ECC is disabled (this card has no ECC)");
+      if (on && *on)
+        add("ecc-mode", Verdict::pass, "ECC is enabled");
+      else if (on && g && !g->ecc)
+        add("ecc-mode", Verdict::pass, "ECC is disabled (this card has no ECC)");
       else if (on)
         add("ecc-mode", Verdict::warn,
             "ECC is disabled: memory errors go undetected; enable it with 'sudo nvidia-smi -e 1' and reboot");
-      else if (g && g->ecc) add("ecc-mode", Verdict::warn, "the ECC mode is not reported, but this card has ECC");
-      else add("ecc-mode", Verdict::pass, "ECC is not available on this card: memory errors cannot be counted");
+      else if (g && g->ecc)
+        add("ecc-mode", Verdict::warn, "the ECC mode is not reported, but this card has ECC");
+      else
+        add("ecc-mode", Verdict::pass, "ECC is not available on this card: memory errors cannot be counted");
     }
     auto uv = row_.num("ecc.errors.uncorrected.volatile.total");
     auto ua = row_.num("ecc.errors.uncorrected.aggregate.total");
@@ -278,7 +295,8 @@ class CardChecks {
                                        count("ecc.errors.uncorrected.aggregate.total", ua));
       if (worst > 0)
         add("ecc-uncorrected", Verdict::fail,
-            "uncorrected ECC errors: " + counts + ": the memory has lost data; do not accept the card without a memory test");
+            "uncorrected ECC errors: " + counts +
+                ": the memory has lost data; do not accept the card without a memory test");
       else
         add("ecc-uncorrected", Verdict::pass, "no uncorrected ECC errors: " + counts);
     }
@@ -290,7 +308,8 @@ class CardChecks {
                                        count("ecc.errors.corrected.aggregate.total", ca));
       if (worst > 0)
         add("ecc-corrected", Verdict::warn,
-            "corrected ECC errors: " + counts + ": corrected, but watch the count and the retired pages or remapped rows for growth");
+            "corrected ECC errors: " + counts +
+                ": corrected, but watch the count and the retired pages or remapped rows for growth");
       else
         add("ecc-corrected", Verdict::pass, "no corrected ECC errors: " + counts);
     }
@@ -302,14 +321,16 @@ class CardChecks {
     auto pending = row_.flag("retired_pages.pending");
     if (!sbe && !dbe && !pending) return;  // Ampere and newer remap rows instead
     double n = sbe.value_or(0) + dbe.value_or(0);
-    std::string counts = fmt::format("{} retired ({} after repeated single-bit errors, {} after double-bit errors)",
-                                     fmt_num(n), count("retired_pages.single_bit_ecc.count", sbe),
-                                     count("retired_pages.double_bit.count", dbe));
+    std::string counts =
+        fmt::format("{} retired ({} after repeated single-bit errors, {} after double-bit errors)", fmt_num(n),
+                    count("retired_pages.single_bit_ecc.count", sbe), count("retired_pages.double_bit.count", dbe));
     if (pending && *pending)
       add("retired-pages", Verdict::fail,
-          "pages are pending retirement: the memory has had ECC errors; reboot to retire them, then test the memory; " + counts);
+          "pages are pending retirement: the memory has had ECC errors; reboot to retire them, then test the memory; " +
+              counts);
     else if (n > 0)
-      add("retired-pages", Verdict::warn, "pages " + counts + ": the driver hides them, but they show past memory errors");
+      add("retired-pages", Verdict::warn,
+          "pages " + counts + ": the driver hides them, but they show past memory errors");
     else
       add("retired-pages", Verdict::pass, "no retired pages");
   }
@@ -324,25 +345,28 @@ class CardChecks {
       // than leave the check out. nvidia-smi reports "[N/A]" for them with MIG mode on, for example.
       bool asked = row_.captured("remapped_rows.pending") || row_.captured("remapped_rows.correctable");
       const auto* g = card_.gpu;
-      bool has_remap = g && g->ecc && !(g->architecture == "kepler" || g->architecture == "maxwell" ||
-                                                g->architecture == "pascal" || g->architecture == "volta" ||
-                                                g->architecture == "turing");
+      bool has_remap = g && g->ecc &&
+                       !(g->architecture == "kepler" || g->architecture == "maxwell" || g->architecture == "pascal" ||
+                         g->architecture == "volta" || g->architecture == "turing");
       const bool mig = util::lower(row_.text("mig.mode.current")) == "enabled";
       if (asked && (has_remap || mig))
         add("remapped-rows", Verdict::warn,
-            fmt::format("nvidia-smi did not report the remapped-row counters{}: the check could not run; read them with "
-                        "'nvidia-smi -q -d ROW_REMAPPER'",
-                        mig ? " (MIG mode is enabled)" : ""));
+            fmt::format(
+                "nvidia-smi did not report the remapped-row counters{}: the check could not run; read them with "
+                "'nvidia-smi -q -d ROW_REMAPPER'",
+                mig ? " (MIG mode is enabled)" : ""));
       return;  // before Ampere: retired pages instead
     }
-    std::string counts = fmt::format("rows remapped: {} after uncorrectable errors, {} after correctable errors",
-                                     count("remapped_rows.uncorrectable", unc), count("remapped_rows.correctable", corr));
+    std::string counts =
+        fmt::format("rows remapped: {} after uncorrectable errors, {} after correctable errors",
+                    count("remapped_rows.uncorrectable", unc), count("remapped_rows.correctable", corr));
     if (failure && *failure)
       add("remapped-rows", Verdict::fail,
           "row remapping failed: the memory could not be repaired; take the card out of service; " + counts);
     else if (pending && *pending)
       add("remapped-rows", Verdict::fail,
-          "a row remap is pending: the memory has had errors; reset the GPU to apply it, then test the memory; " + counts);
+          "a row remap is pending: the memory has had errors; reset the GPU to apply it, then test the memory; " +
+              counts);
     else if (unc.value_or(0) + corr.value_or(0) > 0)
       add("remapped-rows", Verdict::warn, counts + ": repaired, but they show past memory errors");
     else
@@ -358,22 +382,26 @@ class CardChecks {
       double slowdown = *t + *margin;
       if (*margin <= 0)
         add("temperature", Verdict::fail,
-            fmt::format("{} C: at or above the slowdown threshold ({} C): the card is throttling; check airflow, fans and "
-                        "thermal paste",
-                        fmt_num(*t), fmt_num(slowdown)));
+            fmt::format(
+                "{} C: at or above the slowdown threshold ({} C): the card is throttling; check airflow, fans and "
+                "thermal paste",
+                fmt_num(*t), fmt_num(slowdown)));
       else if (*margin < kMarginWarnC)
         add("temperature", Verdict::warn,
-            fmt::format("{} C: only {} C below the slowdown threshold ({} C){}", fmt_num(*t), fmt_num(*margin), fmt_num(slowdown), when));
+            fmt::format("{} C: only {} C below the slowdown threshold ({} C){}", fmt_num(*t), fmt_num(*margin),
+                        fmt_num(slowdown), when));
       else
         add("temperature", Verdict::pass,
-            fmt::format("{} C, {} C below the slowdown threshold ({} C){}", fmt_num(*t), fmt_num(*margin), fmt_num(slowdown), when));
+            fmt::format("{} C, {} C below the slowdown threshold ({} C){}", fmt_num(*t), fmt_num(*margin),
+                        fmt_num(slowdown), when));
       return;
     }
     if (*t > kHotC)
       add("temperature", Verdict::warn,
-          fmt::format("{} C: above {} C; the slowdown threshold is not in the capture (temperature.gpu.tlimit needs driver "
-                      "R530 or newer), and most GPUs slow down not far above this",
-                      fmt_num(*t), fmt_num(kHotC)));
+          fmt::format(
+              "{} C: above {} C; the slowdown threshold is not in the capture (temperature.gpu.tlimit needs driver "
+              "R530 or newer), and most GPUs slow down not far above this",
+              fmt_num(*t), fmt_num(kHotC)));
     else
       add("temperature", Verdict::pass,
           fmt::format("{} C; the slowdown threshold is not in the capture{}", fmt_num(*t), when));
@@ -393,9 +421,10 @@ class CardChecks {
     std::string hex = row_.text("clocks_throttle_reasons.active");
     if (v == Verdict::fail)
       add("throttle", v,
-          fmt::format("clocks held down by {} ({}): overheating or the power supply asserting its brake signal; check cooling "
-                      "and the PSU and cables",
-                      list, hex));
+          fmt::format(
+              "clocks held down by {} ({}): overheating or the power supply asserting its brake signal; check cooling "
+              "and the PSU and cables",
+              list, hex));
     else if (v == Verdict::warn)
       add("throttle", v, fmt::format("clocks reduced by {} ({}): the card is too warm", list, hex));
     else
@@ -410,9 +439,10 @@ class CardChecks {
     std::string msg;
     if (*limit < *def * 0.98) {
       v = Verdict::warn;
-      msg = fmt::format("capped at {} W of its default {} W: someone ran 'nvidia-smi -pl'; it will run slower under load; "
-                        "restore with 'sudo nvidia-smi -pl {}'",
-                        fmt_num(*limit), fmt_num(*def), fmt_num(*def));
+      msg = fmt::format(
+          "capped at {} W of its default {} W: someone ran 'nvidia-smi -pl'; it will run slower under load; "
+          "restore with 'sudo nvidia-smi -pl {}'",
+          fmt_num(*limit), fmt_num(*def), fmt_num(*def));
     } else {
       msg = fmt::format("power limit {} W (default {} W)", fmt_num(*limit), fmt_num(*def));
     }
@@ -430,18 +460,20 @@ class CardChecks {
       Verdict v = Verdict::pass;
       std::string msg;
       if (*gc < *gm && idle) {
-        msg = fmt::format("Gen{} of Gen{} at idle ({}): the link slows down when idle; check it under load", fmt_num(*gc),
-                          fmt_num(*gm), idle_why);
+        msg = fmt::format("Gen{} of Gen{} at idle ({}): the link slows down when idle; check it under load",
+                          fmt_num(*gc), fmt_num(*gm), idle_why);
       } else if (*gc < *gm) {
         v = Verdict::warn;
-        msg = fmt::format("Gen{} of Gen{} under load: re-seat the card, check the riser and the slot's PCIe setting in the BIOS",
-                          fmt_num(*gc), fmt_num(*gm));
+        msg = fmt::format(
+            "Gen{} of Gen{} under load: re-seat the card, check the riser and the slot's PCIe setting in the BIOS",
+            fmt_num(*gc), fmt_num(*gm));
       } else {
         msg = fmt::format("Gen{}, the maximum for this card and slot", fmt_num(*gc));
       }
       if (g && g->pcie_generation && *gm < *g->pcie_generation) {
         v = worse(v, Verdict::warn);
-        msg += fmt::format("; the slot or platform limits it to Gen{} (the card supports Gen{})", fmt_num(*gm), *g->pcie_generation);
+        msg += fmt::format("; the slot or platform limits it to Gen{} (the card supports Gen{})", fmt_num(*gm),
+                           *g->pcie_generation);
       }
       add("pcie-gen", v, msg);
     }
@@ -451,9 +483,10 @@ class CardChecks {
       std::string msg;
       if (*wc < *wm) {
         v = Verdict::fail;
-        msg = fmt::format("x{} of x{}: the link trained narrower than the card and slot allow: re-seat the card, check the "
-                          "slot and riser, and re-check under load",
-                          fmt_num(*wc), fmt_num(*wm));
+        msg = fmt::format(
+            "x{} of x{}: the link trained narrower than the card and slot allow: re-seat the card, check the "
+            "slot and riser, and re-check under load",
+            fmt_num(*wc), fmt_num(*wm));
       } else {
         msg = fmt::format("x{}, the maximum for this card and slot", fmt_num(*wc));
       }
@@ -468,8 +501,10 @@ class CardChecks {
   void persistence() {
     if (!row_.captured("persistence_mode")) return;
     auto on = row_.flag("persistence_mode");
-    if (!on) add("persistence-mode", Verdict::pass, "not reported (not applicable on Windows)");
-    else if (*on) add("persistence-mode", Verdict::pass, "persistence mode is on");
+    if (!on)
+      add("persistence-mode", Verdict::pass, "not reported (not applicable on Windows)");
+    else if (*on)
+      add("persistence-mode", Verdict::pass, "persistence mode is on");
     else
       add("persistence-mode", Verdict::warn,
           "persistence mode is off: the driver tears the GPU down when no program uses it, so jobs start slower and "
@@ -487,19 +522,22 @@ class CardChecks {
         g && g->mig_instances && *g->mig_instances > 0 ? fmt::format(" (up to {} instances)", *g->mig_instances) : "";
     if (known && (pend == "enabled" || pend == "disabled") && pend != cur)
       add("mig", Verdict::warn,
-          fmt::format("MIG mode is {} but {} is pending: it takes effect at the next GPU reset ('nvidia-smi -r -i <index>' "
-                      "with no processes on the GPU) or reboot",
-                      cur, pend));
+          fmt::format(
+              "MIG mode is {} but {} is pending: it takes effect at the next GPU reset ('nvidia-smi -r -i <index>' "
+              "with no processes on the GPU) or reboot",
+              cur, pend));
     else if (on && g && g->mig_instances && *g->mig_instances == 0)
       add("mig", Verdict::warn,
-          fmt::format("nvidia-smi reports MIG mode enabled, but the catalog's {} has no MIG: check that the card is the one "
-                      "identified",
-                      g->id));
+          fmt::format(
+              "nvidia-smi reports MIG mode enabled, but the catalog's {} has no MIG: check that the card is the one "
+              "identified",
+              g->id));
     else if (on)
       add("mig", Verdict::pass,
-          fmt::format("MIG mode is enabled{}: CUDA programs see the MIG instances, not the whole GPU (nvidia-smi mig -lgi "
-                      "lists them)",
-                      count));
+          fmt::format(
+              "MIG mode is enabled{}: CUDA programs see the MIG instances, not the whole GPU (nvidia-smi mig -lgi "
+              "lists them)",
+              count));
     else if (known && !count.empty())
       add("mig", Verdict::pass, fmt::format("MIG mode is disabled; this GPU supports MIG{}", count));
   }
@@ -508,10 +546,12 @@ class CardChecks {
     if (!row_.has("driver_version")) return;
     std::string text = row_.text("driver_version");
     auto d = catalog::parse_version(text);
-    if (!d) row_.fail("driver_version", fmt::format("expected a driver version like 535.104.05, got {}", util::quote(text)));
+    if (!d)
+      row_.fail("driver_version", fmt::format("expected a driver version like 535.104.05, got {}", util::quote(text)));
     const auto* newest = compat_.newest_cuda_for_driver(*d, false);
-    std::string up_to = newest ? fmt::format("runs CUDA toolkits up to {} (Linux, CUDA release notes Table 3)", newest->cuda)
-                               : "older than every toolkit in the table";
+    std::string up_to =
+        newest ? fmt::format("runs CUDA toolkits up to {} (Linux, CUDA release notes Table 3)", newest->cuda)
+               : "older than every toolkit in the table";
     const catalog::ArchCompat* arch = g ? compat_.arch(g->architecture) : nullptr;
     if (arch) {
       std::string cc = g->compute_capability.value_or("");
@@ -519,8 +559,9 @@ class CardChecks {
       const auto* row = fc ? compat_.cuda(*catalog::parse_version(*fc)) : nullptr;
       if (row && row->min_driver_linux && *d < *catalog::parse_version(*row->min_driver_linux)) {
         add("driver", Verdict::fail,
-            fmt::format("driver {} is older than {}, the driver of CUDA {}, the first toolkit for this architecture; {}",
-                        text, *row->min_driver_linux, *fc, up_to));
+            fmt::format(
+                "driver {} is older than {}, the driver of CUDA {}, the first toolkit for this architecture; {}", text,
+                *row->min_driver_linux, *fc, up_to));
         return;
       }
     }
@@ -533,7 +574,8 @@ class CardChecks {
   const catalog::CompatTable& compat_;
 };
 
-CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& index, const catalog::CompatTable& compat) {
+CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& index,
+                    const catalog::CompatTable& compat) {
   Row row(r, cap);
   CardReport card;
   card.line = r.line;
@@ -550,7 +592,8 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
     if (Row::lost(r.cells[i])) lost.push_back(cap.fields[i]);
   if (!lost.empty() || Row::lost(card.name)) {
     c.add("gpu-lost", Verdict::fail,
-          "nvidia-smi reports the GPU is lost: it fell off the bus (Xid 79); reboot, then check the card's seating, slot, "
+          "nvidia-smi reports the GPU is lost: it fell off the bus (Xid 79); reboot, then check the card's seating, "
+          "slot, "
           "power cables and cooling");
     return card;
   }
@@ -562,7 +605,8 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
     c.add("identify", Verdict::pass, fmt::format("{} ({}, {})", card.gpu->name, card.gpu->id, card.gpu->architecture));
   else
     c.add("identify", Verdict::warn,
-          fmt::format("{} is not in the catalog: card-specific checks skipped (add it with --catalog FILE)", util::quote(card.name, 80)));
+          fmt::format("{} is not in the catalog: card-specific checks skipped (add it with --catalog FILE)",
+                      util::quote(card.name, 80)));
   if (card.gpu) c.memory_size(*card.gpu);
   c.ecc();
   c.retired_pages();
@@ -572,7 +616,9 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
   auto util_pct = row.num("utilization.gpu");
   // Idle: nothing running (datacenter GPUs stay in P0 when idle) or a low-power state.
   bool idle = (util_pct && *util_pct < 5) || (ps && *ps >= 8);
-  std::string idle_why = util_pct && *util_pct < 5 ? fmt::format("{}% busy", fmt_num(*util_pct)) : ps ? fmt::format("P{}", *ps) : "";
+  std::string idle_why = util_pct && *util_pct < 5 ? fmt::format("{}% busy", fmt_num(*util_pct))
+                         : ps                      ? fmt::format("P{}", *ps)
+                                                   : "";
   c.temperature(idle);
   c.throttle();
   c.power(card.gpu);
@@ -613,9 +659,12 @@ std::span<const std::string_view> inspect_checks() { return kChecks; }
 
 std::string_view name(Verdict v) {
   switch (v) {
-    case Verdict::pass: return "PASS";
-    case Verdict::warn: return "WARN";
-    case Verdict::fail: return "FAIL";
+    case Verdict::pass:
+      return "PASS";
+    case Verdict::warn:
+      return "WARN";
+    case Verdict::fail:
+      return "FAIL";
   }
   return "?";
 }
@@ -651,9 +700,10 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
     for (char ch : line) {
       auto u = static_cast<unsigned char>(ch);
       if (u < 0x20 && ch != '\t')
-        return R::fail(fmt::format("{}:{}: binary data (byte 0x{:02x}), expected the CSV text of nvidia-smi "
-                                   "--query-gpu=... --format=csv",
-                                   origin, line_no, u));
+        return R::fail(
+            fmt::format("{}:{}: binary data (byte 0x{:02x}), expected the CSV text of nvidia-smi "
+                        "--query-gpu=... --format=csv",
+                        origin, line_no, u));
     }
     if (util::trim(line).empty()) continue;
     auto cells = util::split(line, ',');
@@ -663,13 +713,17 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
       if (util::lower(t).find("no devices were found") != std::string::npos)
         return R::fail(fmt::format("{}:{}: nvidia-smi found no GPUs (\"{}\")", origin, line_no, t));
       if (t.find("NVIDIA-SMI has failed") != std::string::npos || t.find("couldn't communicate") != std::string::npos)
-        return R::fail(fmt::format("{}:{}: nvidia-smi could not reach the driver: {}", origin, line_no, util::quote(t, 100)));
-      if (util::starts_with(t, "+---") || t.find("NVIDIA-SMI ") != std::string::npos || t.find("NVSMI LOG") != std::string::npos ||
-          util::starts_with(t, "Timestamp") || util::starts_with(t, "| NVIDIA"))
-        return R::fail(fmt::format("{}:{}: this is nvidia-smi's {} output, which lacks most of the fields inspect checks; "
-                                   "capture with: {}",
-                                   origin, line_no, t.find("NVSMI LOG") != std::string::npos || util::starts_with(t, "Timestamp") ? "-q" : "table",
-                                   smi_query_command()));
+        return R::fail(
+            fmt::format("{}:{}: nvidia-smi could not reach the driver: {}", origin, line_no, util::quote(t, 100)));
+      if (util::starts_with(t, "+---") || t.find("NVIDIA-SMI ") != std::string::npos ||
+          t.find("NVSMI LOG") != std::string::npos || util::starts_with(t, "Timestamp") ||
+          util::starts_with(t, "| NVIDIA"))
+        return R::fail(
+            fmt::format("{}:{}: this is nvidia-smi's {} output, which lacks most of the fields inspect checks; "
+                        "capture with: {}",
+                        origin, line_no,
+                        t.find("NVSMI LOG") != std::string::npos || util::starts_with(t, "Timestamp") ? "-q" : "table",
+                        smi_query_command()));
       std::size_t known = 0;
       std::unordered_set<std::string> seen;
       for (const auto& c : cells) {
@@ -700,14 +754,15 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
           }
         if (!matched) {
           bool looks_like_data = util::lower(t).find("nvidia") != std::string::npos;
-          return R::fail(fmt::format("{}:{}: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got {}{}",
-                                     origin, line_no, util::quote(t, 60),
-                                     looks_like_data ? fmt::format("; a capture without a header (csv,noheader) is read only "
-                                                                   "with the documented field list ({} values per row, this "
-                                                                   "row has {}); 'gpuadvisor inspect --print-query' prints the "
-                                                                   "command",
-                                                                   smi_query_fields(0).size(), cells.size())
-                                                     : ""));
+          return R::fail(
+              fmt::format("{}:{}: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got {}{}",
+                          origin, line_no, util::quote(t, 60),
+                          looks_like_data ? fmt::format("; a capture without a header (csv,noheader) is read only "
+                                                        "with the documented field list ({} values per row, this "
+                                                        "row has {}); 'gpuadvisor inspect --print-query' prints the "
+                                                        "command",
+                                                        smi_query_fields(0).size(), cells.size())
+                                          : ""));
         }
         cap.has_header = false;
         cap.fields = cols;
@@ -723,23 +778,28 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
       continue;
     }
     if (cells.size() != cols.size())
-      return R::fail(fmt::format("{}:{}: expected {} values as {}, got {}{}", origin, line_no, cols.size(),
-                                 cap.has_header ? fmt::format("in the header (line {})", header_line) : std::string("in the first row"),
-                                 cells.size(), cells.size() < cols.size() ? " (a truncated row?)" : ""));
+      return R::fail(fmt::format(
+          "{}:{}: expected {} values as {}, got {}{}", origin, line_no, cols.size(),
+          cap.has_header ? fmt::format("in the header (line {})", header_line) : std::string("in the first row"),
+          cells.size(), cells.size() < cols.size() ? " (a truncated row?)" : ""));
     if (cap.rows.size() == kMaxSmiRows)
-      return R::fail(fmt::format("{}:{}: more than {} GPU rows in one capture (at most 1,024 eight-GPU servers); split "
-                                 "it by host",
-                                 origin, line_no, util::format_number(static_cast<double>(kMaxSmiRows))));
+      return R::fail(
+          fmt::format("{}:{}: more than {} GPU rows in one capture (at most 1,024 eight-GPU servers); split "
+                      "it by host",
+                      origin, line_no, util::format_number(static_cast<double>(kMaxSmiRows))));
     add_row(cap, line_no, cells);
   }
-  if (cols.empty()) return R::fail(fmt::format("{}: empty input, expected the CSV output of nvidia-smi --query-gpu=... --format=csv", origin));
+  if (cols.empty())
+    return R::fail(
+        fmt::format("{}: empty input, expected the CSV output of nvidia-smi --query-gpu=... --format=csv", origin));
   if (cap.rows.empty())
     return R::fail(fmt::format("{}:{}: a header but no GPU rows (nvidia-smi saw no GPUs, or the capture was cut short)",
                                origin, header_line));
   return cap;
 }
 
-Result<InspectReport> inspect(const SmiCapture& capture, const catalog::Catalog& catalog, const catalog::CompatTable& compat) {
+Result<InspectReport> inspect(const SmiCapture& capture, const catalog::Catalog& catalog,
+                              const catalog::CompatTable& compat) {
   InspectReport rep;
   rep.origin = capture.origin;
   try {
@@ -751,25 +811,32 @@ Result<InspectReport> inspect(const SmiCapture& capture, const catalog::Catalog&
   for (const auto& c : rep.cards) {
     rep.verdict = worse(rep.verdict, c.verdict);
     for (const auto& i : c.items) {
-      if (i.verdict == Verdict::pass) rep.passes++;
-      else if (i.verdict == Verdict::warn) rep.warnings++;
-      else rep.failures++;
+      if (i.verdict == Verdict::pass)
+        rep.passes++;
+      else if (i.verdict == Verdict::warn)
+        rep.warnings++;
+      else
+        rep.failures++;
     }
   }
   rep.next_steps = {
       "Stress the card for an hour with gpu-burn ('gpu_burn 3600') and run inspect again while it runs: temperature, "
       "throttle reasons and the PCIe link only mean something under load",
-      "Run NVIDIA's diagnostics: 'dcgmi diag -r 3' (about 15 minutes; DCGM runs levels above 1 on datacenter GPUs only)",
-      "Test the memory: 'dcgmi diag -r 4' adds DCGM's memtest on datacenter GPUs (DCGM 2.4 or newer); on other GPUs use "
+      "Run NVIDIA's diagnostics: 'dcgmi diag -r 3' (about 15 minutes; DCGM runs levels above 1 on datacenter GPUs "
+      "only)",
+      "Test the memory: 'dcgmi diag -r 4' adds DCGM's memtest on datacenter GPUs (DCGM 2.4 or newer); on other GPUs "
+      "use "
       "a GPU memory tester such as memtest_vulkan",
       "Then scan the kernel log for Xid errors: 'journalctl -k | gpuadvisor diagnose --log -'",
   };
   rep.maintenance = {
       {"monthly",
-       "blow the dust out of heatsinks, fans and filters (hold the fans still); check that every fan spins; run inspect "
+       "blow the dust out of heatsinks, fans and filters (hold the fans still); check that every fan spins; run "
+       "inspect "
        "and compare the ECC, retired-page and remapped-row counts with last month's"},
       {"quarterly",
-       "compare temperatures under the same load with the acceptance run; after cleaning, replace thermal paste or pads "
+       "compare temperatures under the same load with the acceptance run; after cleaning, replace thermal paste or "
+       "pads "
        "only if they have drifted up, not on a calendar"},
       {"every 6 months",
        "inspect power connectors and risers (fully seated, no discolouration or melting); re-seat a card only when "

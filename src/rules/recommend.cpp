@@ -1,11 +1,11 @@
 #include "gpuadvisor/rules/recommend.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -17,13 +17,16 @@ using catalog::Precision;
 using estimate::Task;
 
 // Precisions to try for a plan, best quality first; the first that fits is the plan's.
-std::vector<std::string> precisions_for(const estimate::Workload& w, const estimate::WorkloadSet& set, const catalog::Gpu& gpu) {
+std::vector<std::string> precisions_for(const estimate::Workload& w, const estimate::WorkloadSet& set,
+                                        const catalog::Gpu& gpu) {
   if (set.precision) return {w.precision};
   const bool bf16 = gpu.peak_flops(Precision::bf16).has_value();
   switch (w.task) {
     case Task::train:
-    case Task::lora: return {bf16 ? "bf16" : "fp16"};
-    case Task::qlora: return {"nf4"};
+    case Task::lora:
+      return {bf16 ? "bf16" : "fp16"};
+    case Task::qlora:
+      return {"nf4"};
     case Task::inference:
       if (w.model.vision && !w.model.is_transformer()) return {"fp16", "int8"};
       return {"fp16", "fp8", "int8", "int4"};
@@ -60,7 +63,8 @@ double distance(const Candidate& c, const Request& req) {
     // An unknown price is a data gap, nearer than a GPU the scenario excludes.
     d += o.rule->id == "price-known" ? 25 : o.rule->id == "scenario-segment" ? 30 : 10;
     if (o.rule->id == "memory-fit") d += std::max(0.0, 0.10 - c.fit.headroom_bytes / c.fit.capacity_bytes);
-    if (o.rule->id == "budget" && c.price_usd && req.budget_usd) d += std::min(5.0, std::log2(*c.price_usd / *req.budget_usd));
+    if (o.rule->id == "budget" && c.price_usd && req.budget_usd)
+      d += std::min(5.0, std::log2(*c.price_usd / *req.budget_usd));
     if (o.rule->id == "cloud-budget" && req.budget_usd) {
       const auto rent = req.budget_per_hour ? c.usd_per_hour : c.rent_usd;
       if (rent) d += std::min(5.0, std::log2(*rent / *req.budget_usd));
@@ -73,7 +77,8 @@ double distance(const Candidate& c, const Request& req) {
 // at the batch's decode rate. Unknown without --tokens.
 std::optional<double> job_hours(const Candidate& c) {
   if (c.w.tokens <= 0 || !c.perf.available || c.throughput <= 0) return std::nullopt;
-  if (estimate::is_training(c.w.task)) return c.perf.time_s ? std::optional<double>(c.perf.time_s->typical / 3600) : std::nullopt;
+  if (estimate::is_training(c.w.task))
+    return c.perf.time_s ? std::optional<double>(c.perf.time_s->typical / 3600) : std::nullopt;
   if (c.perf.images_per_s || c.perf.decode_total_tokens_per_s.typical <= 0) return std::nullopt;
   return c.w.tokens / c.perf.decode_total_tokens_per_s.typical / 3600;
 }
@@ -82,7 +87,9 @@ std::optional<double> job_hours(const Candidate& c) {
 Metrics options_of(const Request& req) {
   Metrics options;
   if (req.budget_usd)
-    options.set("budget", *req.budget_usd, req.cloud && req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
+    options.set(
+        "budget", *req.budget_usd,
+        req.cloud && req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
   if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
   return options;
@@ -102,7 +109,11 @@ struct Search {
   bool datacenter = false;            ///< the scenario is a datacenter
 
   Search(const Request& r, const Data& d)
-      : req(r), data(d), options(options_of(r)), base(r.base), segments(scenario_segments(r.scenario)),
+      : req(r),
+        data(d),
+        options(options_of(r)),
+        base(r.base),
+        segments(scenario_segments(r.scenario)),
         datacenter(r.scenario == "datacenter") {
     base.assumptions.clear();
     base.model.assumptions.clear();
@@ -118,8 +129,8 @@ struct Search {
 // Fills `c`, a new candidate in place in the list (a candidate is large: no copy, no move). With
 // `render`, the outcomes of failed rules get their messages: recommend renders them only for the
 // candidates it shows (render_messages), most of the others fail the budget and are never read.
-void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& gpu, int count, const std::string& precision,
-                        const catalog::CloudInstance* inst, bool render) {
+void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& gpu, int count,
+                        const std::string& precision, const catalog::CloudInstance* inst, bool render) {
   const Request& req = search.req;
   const Data& data = search.data;
   c.gpu = &gpu;
@@ -129,8 +140,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   c.w.precision = precision;
   c.w.gpus = count;
   if (!estimate::is_training(c.w.task) && !req.set.tp && !req.set.pp) c.w.tp = count;
-  if (estimate::is_training(c.w.task)) c.w = estimate::plan_layout(std::move(c.w), req.set, gpu, data.eff);
-  else estimate::apply_gpu_defaults(c.w, req.set, gpu);
+  if (estimate::is_training(c.w.task))
+    c.w = estimate::plan_layout(std::move(c.w), req.set, gpu, data.eff);
+  else
+    estimate::apply_gpu_defaults(c.w, req.set, gpu);
   c.memory_need_bytes = estimate::memory_bytes(c.w, data.eff).per_gpu_bytes;
   c.fit.capacity_bytes = gpu.memory_bytes;
   c.fit.usable_bytes = gpu.memory_bytes;
@@ -215,20 +228,25 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   Precision compute = c.w.format().compute;
   // A quantized base (NF4) dequantizes to a compute dtype of choice: fp16 where the GPU has no bf16
   // (bitsandbytes bnb_4bit_compute_dtype), as QLoRA runs on Turing and Volta.
-  if (compute == Precision::bf16 && c.w.format().payload_bits < 16 && !gpu.peak_flops(Precision::bf16) && gpu.peak_flops(Precision::fp16))
+  if (compute == Precision::bf16 && c.w.format().payload_bits < 16 && !gpu.peak_flops(Precision::bf16) &&
+      gpu.peak_flops(Precision::fp16))
     compute = Precision::fp16;
   // A GPU that publishes no peak at all: 16-bit math is unknown (n/a), lower precisions unsupported.
-  if (!gpu.any_peak() && catalog::is_wide(compute)) m.set(Metric::precision_supported, Value());
-  else m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
+  if (!gpu.any_peak() && catalog::is_wide(compute))
+    m.set(Metric::precision_supported, Value());
+  else
+    m.set(Metric::precision_supported, gpu.peak_flops(compute).has_value());
   const auto& segs = search.segments;
   m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
-  m.set(Metric::pcie_only_multi_gpu_training, estimate::is_training(c.w.task) && count > 1 && !gpu.fast_link_for(count));
+  m.set(Metric::pcie_only_multi_gpu_training,
+        estimate::is_training(c.w.task) && count > 1 && !gpu.fast_link_for(count));
   m.set(Metric::geforce_in_datacenter, search.datacenter && gpu.segment == "consumer" && gpu.vendor == "nvidia");
   m.set(Metric::vendor_nvidia, gpu.vendor == "nvidia");
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);
   m.set(Metric::throughput, c.throughput);
   if (c.perf.time_s) m.set(Metric::time_s, c.perf.time_s->typical, Shown::duration);
-  if (c.price_usd && c.perf.available && c.perf.compute_known) m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
+  if (c.price_usd && c.perf.available && c.perf.compute_known)
+    m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
   m.set(Metric::bandwidth_gbs, gpu.memory_bandwidth_gbs);
 
   // Texts only messages read, made when one does: most candidates fail no rule that shows them,
@@ -238,9 +256,11 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     if (key == "memory_need") return show(c.memory_need_bytes, Shown::bytes);
     if (key == "memory_capacity") return show(gpu.memory_bytes, Shown::bytes);
     if (key == "count") return show(count, Shown::count);
-    if (key == "min_total_power") return known(min_power ? std::optional<double>(*min_power * count) : std::nullopt, Shown::watts);
+    if (key == "min_total_power")
+      return known(min_power ? std::optional<double>(*min_power * count) : std::nullopt, Shown::watts);
     if (key == "min_power") return known(min_power, Shown::watts);
-    if (key == "unit_price") return inst ? (unit ? util::format_rate(*unit) : std::string("unknown")) : known(unit, Shown::money);
+    if (key == "unit_price")
+      return inst ? (unit ? util::format_rate(*unit) : std::string("unknown")) : known(unit, Shown::money);
     if (key == "total_price" && !inst) return known(c.price_usd, Shown::money);
     if (key == "rent_price" && inst) return rent_shown();
     if (key == "instance" && inst) return instance_label(*inst);
@@ -251,9 +271,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
       double other = 0;
       for (const auto& l : estimate::estimate_memory(c.w, data.eff, false).lines) {
         if (l.host) continue;
-        if (l.id == "weights" || l.id == "kv_cache" || l.id == "activations" || l.id == "optimizer_state" || l.id == "gradients" ||
-            l.id == "master_weights")
-          parts.push_back(fmt::format("{}{} {}", l.id == "weights" ? precision + " " : "", l.label, util::format_bytes(l.per_gpu_bytes)));
+        if (l.id == "weights" || l.id == "kv_cache" || l.id == "activations" || l.id == "optimizer_state" ||
+            l.id == "gradients" || l.id == "master_weights")
+          parts.push_back(fmt::format("{}{} {}", l.id == "weights" ? precision + " " : "", l.label,
+                                      util::format_bytes(l.per_gpu_bytes)));
         else
           other += l.per_gpu_bytes;
       }
@@ -261,18 +282,21 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
       return util::join(parts, " + ");
     }
     if (key == "memory_verdict")
-      return headroom < 0 ? fmt::format("short by {}", util::format_bytes(-c.fit.headroom_bytes))
-                          : fmt::format("only {:.0f}% left, below the {:.0f}% headroom", headroom * 100, need_share * 100);
+      return headroom < 0
+                 ? fmt::format("short by {}", util::format_bytes(-c.fit.headroom_bytes))
+                 : fmt::format("only {:.0f}% left, below the {:.0f}% headroom", headroom * 100, need_share * 100);
     if (key == "price_kind") return c.price_kind;
     if (key == "host") return estimate::describe(c.host, gpu, count);
     if (key == "price_parts") {
       // What the total is made of, for the budget message.
       if (c.price_kind == "system")
-        return fmt::format("{} x {} system with {} GPUs", c.host.boxes, c.host.platform->id, c.host.platform->gpu_slots);
+        return fmt::format("{} x {} system with {} GPUs", c.host.boxes, c.host.platform->id,
+                           c.host.platform->gpu_slots);
       const auto unit_price = gpu.price_usd(req.used);
       std::string parts = fmt::format("{} x {} {}", count, known(unit_price, Shown::money), c.price_kind);
       if (c.host.needed && c.host.fits())
-        parts += fmt::format(" + host {}{} {}", c.host.boxes > 1 ? fmt::format("{} x ", c.host.boxes) : "", c.host.platform->id,
+        parts += fmt::format(" + host {}{} {}", c.host.boxes > 1 ? fmt::format("{} x ", c.host.boxes) : "",
+                             c.host.platform->id,
                              c.host.price_usd ? util::format_money(*c.host.price_usd) : std::string("price unknown"));
       return parts;
     }
@@ -280,13 +304,18 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     if (key == "architecture") return gpu.architecture;
     if (key == "precision") return precision;
     if (key == "precision_requirement")
-      return std::string(compute == Precision::bf16 ? "Ampere or newer" : compute == Precision::fp8 ? "Ada, Hopper or newer"
-                         : compute == Precision::int8 ? "INT8 Tensor Cores" : "a published peak");
+      return std::string(compute == Precision::bf16   ? "Ampere or newer"
+                         : compute == Precision::fp8  ? "Ada, Hopper or newer"
+                         : compute == Precision::int8 ? "INT8 Tensor Cores"
+                                                      : "a published peak");
     if (key == "segment") return gpu.segment;
     if (key == "scenario_segments") return util::join(segs, ", ");
     if (key == "scaling_percent") return fmt::format("{:.0f}%", c.perf.scaling * 100);
     if (key == "vendor")
-      return std::string(gpu.vendor == "amd" ? "AMD" : gpu.vendor == "intel" ? "Intel" : gpu.vendor == "apple" ? "Apple" : "NVIDIA");
+      return std::string(gpu.vendor == "amd"     ? "AMD"
+                         : gpu.vendor == "intel" ? "Intel"
+                         : gpu.vendor == "apple" ? "Apple"
+                                                 : "NVIDIA");
     if (key == "gpu") return gpu.name;
     return std::nullopt;
   };
@@ -303,7 +332,9 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
 
 // The messages of a candidate's failed rules, made by evaluating it again with them.
 void render_messages(Candidate& c, const Search& search) {
-  if (std::all_of(c.outcomes.begin(), c.outcomes.end(), [](const Outcome& o) { return o.passed || !o.message.empty(); })) return;
+  if (std::all_of(c.outcomes.begin(), c.outcomes.end(),
+                  [](const Outcome& o) { return o.passed || !o.message.empty(); }))
+    return;
   Candidate again;
   evaluate_candidate(again, search, *c.gpu, c.count, c.w.precision, c.instance, true);
   c.outcomes = std::move(again.outcomes);
@@ -319,17 +350,33 @@ double score_of(const Candidate& c, Prefer p) {
     // Renting: what an hour buys. Units per dollar = throughput x 3600 / ($/h).
     const double rate = c.usd_per_hour.value_or(0);
     switch (p) {
-      case Prefer::speed: s = t; break;
-      case Prefer::efficiency: s = watts > 0 ? t / (watts / 1000) : 0; break;
-      case Prefer::cost: s = rate > 0 ? t * 3600 / rate : 0; break;
-      case Prefer::balanced: s = rate > 0 ? t / std::sqrt(rate) : 0; break;
+      case Prefer::speed:
+        s = t;
+        break;
+      case Prefer::efficiency:
+        s = watts > 0 ? t / (watts / 1000) : 0;
+        break;
+      case Prefer::cost:
+        s = rate > 0 ? t * 3600 / rate : 0;
+        break;
+      case Prefer::balanced:
+        s = rate > 0 ? t / std::sqrt(rate) : 0;
+        break;
     }
   } else {
     switch (p) {
-      case Prefer::speed: s = t; break;
-      case Prefer::efficiency: s = watts > 0 ? t / (watts / 1000) : 0; break;
-      case Prefer::cost: s = c.price_usd ? t / (*c.price_usd / 1000) : 0; break;
-      case Prefer::balanced: s = c.price_usd ? t / std::sqrt(*c.price_usd / 1000) : 0; break;
+      case Prefer::speed:
+        s = t;
+        break;
+      case Prefer::efficiency:
+        s = watts > 0 ? t / (watts / 1000) : 0;
+        break;
+      case Prefer::cost:
+        s = c.price_usd ? t / (*c.price_usd / 1000) : 0;
+        break;
+      case Prefer::balanced:
+        s = c.price_usd ? t / std::sqrt(*c.price_usd / 1000) : 0;
+        break;
     }
   }
   for (const auto& o : c.outcomes)
@@ -340,19 +387,28 @@ double score_of(const Candidate& c, Prefer p) {
 std::string score_unit(Prefer p, const std::string& tu, bool cloud) {
   if (cloud) {
     // "tokens/s per sequence" -> "tokens per $" for the cost ranking.
-    std::string per_dollar = tu.substr(0, tu.find("/s")) + (tu.find("per sequence") != std::string::npos ? " per sequence" : "") + " per $";
+    std::string per_dollar =
+        tu.substr(0, tu.find("/s")) + (tu.find("per sequence") != std::string::npos ? " per sequence" : "") + " per $";
     switch (p) {
-      case Prefer::speed: return tu;
-      case Prefer::efficiency: return tu + " per kW";
-      case Prefer::cost: return per_dollar;
-      case Prefer::balanced: return tu + " per sqrt($/h)";
+      case Prefer::speed:
+        return tu;
+      case Prefer::efficiency:
+        return tu + " per kW";
+      case Prefer::cost:
+        return per_dollar;
+      case Prefer::balanced:
+        return tu + " per sqrt($/h)";
     }
   }
   switch (p) {
-    case Prefer::speed: return tu;
-    case Prefer::efficiency: return tu + " per kW";
-    case Prefer::cost: return tu + " per $1k";
-    case Prefer::balanced: return tu + " per sqrt($1k)";
+    case Prefer::speed:
+      return tu;
+    case Prefer::efficiency:
+      return tu + " per kW";
+    case Prefer::cost:
+      return tu + " per $1k";
+    case Prefer::balanced:
+      return tu + " per sqrt($1k)";
   }
   return tu;
 }
@@ -361,10 +417,14 @@ std::string score_unit(Prefer p, const std::string& tu, bool cloud) {
 
 std::string_view name(Prefer p) {
   switch (p) {
-    case Prefer::balanced: return "balanced";
-    case Prefer::cost: return "cost";
-    case Prefer::speed: return "speed";
-    case Prefer::efficiency: return "efficiency";
+    case Prefer::balanced:
+      return "balanced";
+    case Prefer::cost:
+      return "cost";
+    case Prefer::speed:
+      return "speed";
+    case Prefer::efficiency:
+      return "efficiency";
   }
   return "balanced";
 }
@@ -397,36 +457,42 @@ static Recommendation::NotPriced not_priced_entry(const Candidate& c, bool used)
     if (g.status.empty() && g.launch_msrp_usd) return why("production status unknown, launch MSRP not planned");
     return why("no price");
   }
-  if (c.host.needed && c.host.platform && !c.host.price_usd) return why(fmt::format("host {} has no price", c.host.platform->id));
+  if (c.host.needed && c.host.platform && !c.host.price_usd)
+    return why(fmt::format("host {} has no price", c.host.platform->id));
   return why("no price");
 }
 
 Recommendation recommend(const Request& req, const Data& data) {
   Recommendation out;
   // Renting is always priced per hour: rank by speed per rate unless told otherwise.
-  out.prefer = req.prefer                ? *req.prefer
-               : req.scenario == "edge"  ? Prefer::efficiency
+  out.prefer = req.prefer                    ? *req.prefer
+               : req.scenario == "edge"      ? Prefer::efficiency
                : req.budget_usd || req.cloud ? Prefer::balanced
-                                         : Prefer::speed;
+                                             : Prefer::speed;
   const std::string tu = throughput_unit(req.base);
   out.score_unit = score_unit(out.prefer, tu, req.cloud);
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
   if (!req.set.precision)
-    out.defaults.push_back(estimate::is_training(req.base.task)
-                               ? fmt::format("precision: {} for {}", req.base.task == Task::qlora ? "nf4" : "bf16 (fp16 where the GPU has no bf16)",
-                                             estimate::name(req.base.task))
-                               : "precision: the best that fits each GPU, in order fp16, fp8, int8, int4");
+    out.defaults.push_back(
+        estimate::is_training(req.base.task)
+            ? fmt::format("precision: {} for {}",
+                          req.base.task == Task::qlora ? "nf4" : "bf16 (fp16 where the GPU has no bf16)",
+                          estimate::name(req.base.task))
+            : "precision: the best that fits each GPU, in order fp16, fp8, int8, int4");
   if (req.cloud) {
-    out.defaults.push_back(fmt::format("instances: one rented instance per plan, from the {} in the price list{} (--prices FILE adds yours)",
-                                       data.prices.instances.size(),
-                                       req.providers.empty() ? "" : ", providers " + util::join(req.providers, ", ")));
-    out.defaults.push_back(fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    out.defaults.push_back(fmt::format(
+        "instances: one rented instance per plan, from the {} in the price list{} (--prices FILE adds yours)",
+        data.prices.instances.size(), req.providers.empty() ? "" : ", providers " + util::join(req.providers, ", ")));
+    out.defaults.push_back(
+        fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
     out.defaults.push_back("prices: on-demand hourly rates as listed; no storage, egress or reserved/spot discounts");
     if (req.base.tokens <= 0) out.defaults.push_back("job length: unknown (--tokens N prices the whole job)");
   } else {
     out.defaults.push_back(fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
-    out.defaults.push_back(fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
-    if (req.scenario.empty()) out.defaults.push_back("scenario: any (--scenario personal|workstation|datacenter|edge|cloud)");
+    out.defaults.push_back(
+        fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    if (req.scenario.empty())
+      out.defaults.push_back("scenario: any (--scenario personal|workstation|datacenter|edge|cloud)");
     out.defaults.push_back(req.used ? "prices: used-market where known, else street, else launch MSRP"
                                     : "prices: street where known, else launch MSRP (--used for used-market prices)");
   }
@@ -447,17 +513,21 @@ Recommendation recommend(const Request& req, const Data& data) {
   };
   if (req.cloud) {
     for (const auto& inst : data.prices.instances) {
-      if (!req.providers.empty() && std::find(req.providers.begin(), req.providers.end(), inst.provider) == req.providers.end())
+      if (!req.providers.empty() &&
+          std::find(req.providers.begin(), req.providers.end(), inst.provider) == req.providers.end())
         continue;
       if (req.set.gpus && inst.gpu_count != req.base.gpus) continue;
       if (req.max_gpus_set && inst.gpu_count > req.max_gpus) continue;
       const catalog::Gpu* gpu = data.catalog.find(inst.gpu_id);
-      if (!gpu) throw Error(fmt::format("cloud instance {}: gpu_id {} is not in the catalog", util::quote(inst.id), util::quote(inst.gpu_id)));
+      if (!gpu)
+        throw Error(fmt::format("cloud instance {}: gpu_id {} is not in the catalog", util::quote(inst.id),
+                                util::quote(inst.gpu_id)));
       add_candidates(*gpu, inst.gpu_count, &inst);
     }
   } else {
     std::vector<int> counts;
-    if (req.set.gpus) counts = {req.base.gpus};
+    if (req.set.gpus)
+      counts = {req.base.gpus};
     else
       for (int n = 1; n <= req.max_gpus; n *= 2) counts.push_back(n);
     for (const auto& gpu : data.catalog.gpus())
@@ -468,7 +538,9 @@ Recommendation recommend(const Request& req, const Data& data) {
   // Plans: per GPU model and count the first accepted precision (best quality); then one plan per
   // GPU model, best score first.
   // A plan is a GPU model and count (to buy) or an instance (to rent).
-  auto plan_key = [](const Candidate& c) { return c.instance ? c.instance->id : fmt::format("{} x{}", c.gpu->id, c.count); };
+  auto plan_key = [](const Candidate& c) {
+    return c.instance ? c.instance->id : fmt::format("{} x{}", c.gpu->id, c.count);
+  };
   std::map<std::string, std::size_t> chosen;
   for (std::size_t i = 0; i < out.candidates.size(); ++i) {
     const auto& c = out.candidates[i];
@@ -502,22 +574,23 @@ Recommendation recommend(const Request& req, const Data& data) {
     for (auto j : accepted) {
       const auto& d = out.candidates[j];
       if (j == i || !d.price_usd) continue;
-      if (*d.price_usd <= *c.price_usd && d.throughput >= c.throughput && (*d.price_usd < *c.price_usd || d.throughput > c.throughput)) {
+      if (*d.price_usd <= *c.price_usd && d.throughput >= c.throughput &&
+          (*d.price_usd < *c.price_usd || d.throughput > c.throughput)) {
         dominated = true;
         break;
       }
     }
     if (!dominated) out.pareto.push_back(i);
   }
-  std::sort(out.pareto.begin(), out.pareto.end(), [&](std::size_t a, std::size_t b) {
-    return *out.candidates[a].price_usd < *out.candidates[b].price_usd;
-  });
+  std::sort(out.pareto.begin(), out.pareto.end(),
+            [&](std::size_t a, std::size_t b) { return *out.candidates[a].price_usd < *out.candidates[b].price_usd; });
 
   // Reasons and hints.
   for (auto i : out.plans) {
     auto& c = out.candidates[i];
-    std::string why = fmt::format("{} in {} with {:.0f}% memory to spare", util::format_bytes(c.memory_need_bytes),
-                                  util::format_bytes(c.gpu->memory_bytes), 100 * c.fit.headroom_bytes / c.gpu->memory_bytes);
+    std::string why =
+        fmt::format("{} in {} with {:.0f}% memory to spare", util::format_bytes(c.memory_need_bytes),
+                    util::format_bytes(c.gpu->memory_bytes), 100 * c.fit.headroom_bytes / c.gpu->memory_bytes);
     if (c.power_cap_w) why += fmt::format(", power-capped to {} W", util::format_number(*c.power_cap_w));
     c.reason = why;
   }
@@ -532,7 +605,8 @@ Recommendation recommend(const Request& req, const Data& data) {
     if (c.instance) continue;
     bool memory_only = true;
     for (const auto& o : c.outcomes)
-      if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "memory-fit") memory_only = false;
+      if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "memory-fit")
+        memory_only = false;
     if (!memory_only) continue;
     int fewest = 0;
     for (const auto& [k, i] : chosen) {
@@ -604,8 +678,10 @@ Recommendation recommend(const Request& req, const Data& data) {
     bool price_failed = false;
     for (const auto& o : c.outcomes) {
       if (!o.applicable || o.passed || o.rule->kind != Kind::constraint) continue;
-      if (o.rule->id == "price-known") price_failed = true;
-      else only_price = false;
+      if (o.rule->id == "price-known")
+        price_failed = true;
+      else
+        only_price = false;
     }
     const std::string id = c.instance ? c.instance->id : c.gpu->id;
     if (only_price && price_failed &&
@@ -617,22 +693,27 @@ Recommendation recommend(const Request& req, const Data& data) {
   if (out.plans.empty()) {
     // 1. The cheapest candidate that fails only the budget.
     // Renting at a rate compares $/h; otherwise the total.
-    auto budget_price = [&](const Candidate& c) { return req.cloud && req.budget_per_hour ? c.usd_per_hour : c.price_usd; };
+    auto budget_price = [&](const Candidate& c) {
+      return req.cloud && req.budget_per_hour ? c.usd_per_hour : c.price_usd;
+    };
     const Candidate* cheapest = nullptr;
     for (const auto& c : out.candidates) {
       bool only_budget = c.perf.available && budget_price(c);
       for (const auto& o : c.outcomes)
-        if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "budget" && o.rule->id != "cloud-budget")
+        if (o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "budget" &&
+            o.rule->id != "cloud-budget")
           only_budget = false;
       if (only_budget && (!cheapest || *budget_price(c) < *budget_price(*cheapest))) cheapest = &c;
     }
     if (cheapest && req.budget_usd) {
-      const std::string what = cheapest->instance ? fmt::format("{} ({} x {}, {})", instance_label(*cheapest->instance), cheapest->count,
-                                                                cheapest->gpu->name, cheapest->w.precision)
-                                                  : fmt::format("{} x {} ({})", cheapest->count, cheapest->gpu->name, cheapest->w.precision);
+      const std::string what =
+          cheapest->instance ? fmt::format("{} ({} x {}, {})", instance_label(*cheapest->instance), cheapest->count,
+                                           cheapest->gpu->name, cheapest->w.precision)
+                             : fmt::format("{} x {} ({})", cheapest->count, cheapest->gpu->name, cheapest->w.precision);
       const double need = *budget_price(*cheapest);
-      out.way_out.push_back(fmt::format("raise the budget to {}: {}",
-                                        req.cloud && req.budget_per_hour ? util::format_rate(need) : util::format_money(need), what));
+      out.way_out.push_back(
+          fmt::format("raise the budget to {}: {}",
+                      req.cloud && req.budget_per_hour ? util::format_rate(need) : util::format_money(need), what));
     }
     // 2. A lighter plan: QLoRA for training, 4-bit for inference at a fixed precision.
     auto try_alt = [&](Request alt, const std::string& what) {
@@ -641,14 +722,16 @@ Recommendation recommend(const Request& req, const Data& data) {
         // The cheapest way out, not the best-scored plan.
         std::size_t best = r.plans.front();
         for (auto i : r.plans)
-          if (r.candidates[i].price_usd && (!r.candidates[best].price_usd || *r.candidates[i].price_usd < *r.candidates[best].price_usd))
+          if (r.candidates[i].price_usd &&
+              (!r.candidates[best].price_usd || *r.candidates[i].price_usd < *r.candidates[best].price_usd))
             best = i;
         const auto& c = r.candidates[best];
         if (c.instance)
-          out.way_out.push_back(fmt::format("{}: {} ({} x {}, {}) fits for {}", what, instance_label(*c.instance), c.count,
-                                            c.gpu->name, c.w.precision,
-                                            c.rent_usd ? util::format_money(*c.rent_usd)
-                                            : c.usd_per_hour ? util::format_rate(*c.usd_per_hour) : "an unknown price"));
+          out.way_out.push_back(fmt::format("{}: {} ({} x {}, {}) fits for {}", what, instance_label(*c.instance),
+                                            c.count, c.gpu->name, c.w.precision,
+                                            c.rent_usd       ? util::format_money(*c.rent_usd)
+                                            : c.usd_per_hour ? util::format_rate(*c.usd_per_hour)
+                                                             : "an unknown price"));
         else
           out.way_out.push_back(fmt::format("{}: {} x {} ({}) fits for {}", what, c.count, c.gpu->name, c.w.precision,
                                             c.price_usd ? util::format_money(*c.price_usd) : "an unknown price"));
@@ -675,20 +758,23 @@ Recommendation recommend(const Request& req, const Data& data) {
       auto r = recommend(alt, data);
       if (!r.plans.empty()) {
         const auto& c = r.candidates[r.plans.front()];
-        out.way_out.push_back(fmt::format("use {} GPUs (--max-gpus {}): {} x {} ({})", c.count, c.count, c.count, c.gpu->name,
+        out.way_out.push_back(fmt::format("use {} GPUs (--max-gpus {}): {} x {} ({})", c.count, c.count, c.count,
+                                          c.gpu->name,
                                           c.price_usd ? util::format_money(*c.price_usd) : "unknown price"));
       }
     }
     std::vector<std::string> unpriced;
     for (const auto& x : out.not_priced) unpriced.push_back(x.id);
     if (!unpriced.empty())
-      out.way_out.push_back(fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
-                                        req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),
-                                        unpriced.size() == 1 ? "s" : "", unpriced.size() == 1 ? "has" : "have"));
+      out.way_out.push_back(
+          fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
+                      req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),
+                      unpriced.size() == 1 ? "s" : "", unpriced.size() == 1 ? "has" : "have"));
     if (out.way_out.empty())
-      out.way_out.push_back(req.cloud ? "no single instance in the price list holds this workload within the constraints (a plan is one "
-                                        "instance; multi-node jobs are not planned)"
-                                      : "no GPU in the catalog holds this workload within the constraints");
+      out.way_out.push_back(
+          req.cloud ? "no single instance in the price list holds this workload within the constraints (a plan is one "
+                      "instance; multi-node jobs are not planned)"
+                    : "no GPU in the catalog holds this workload within the constraints");
   }
   return out;
 }

@@ -1,9 +1,9 @@
 #include "gpuadvisor/rules/rules.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/util/text.h"
@@ -16,11 +16,14 @@ constexpr MetricInfo kMetrics[] = {
     {"memory_headroom_fraction", "share of each GPU's memory left after the job (negative: short)"},
     {"memory_need_bytes", "memory the job needs per GPU"},
     {"memory_capacity_bytes", "memory of one GPU"},
-    {"total_price_usd", "count x unit price (street, used with --used, else launch MSRP) plus the host of a multi-GPU plan, or the whole system's price"},
+    {"total_price_usd",
+     "count x unit price (street, used with --used, else launch MSRP) plus the host of a multi-GPU plan, or the whole "
+     "system's price"},
     {"price_known", "whether any price is known for the GPU"},
     {"used_price", "whether the plan is priced at used-market prices"},
     {"total_tdp_w", "count x TDP, plus the host's own power where data/platforms.json gives it"},
-    {"min_total_power_w", "count x the lowest configurable power (TDP when no range is published), plus the host's own power"},
+    {"min_total_power_w",
+     "count x the lowest configurable power (TDP when no range is published), plus the host's own power"},
     {"precision_supported", "whether the GPU has a dense peak for the plan's compute precision"},
     {"segment_allowed", "whether the GPU's segment suits the scenario"},
     {"pcie_only_multi_gpu_training", "training on more than one GPU without NVLink/NVSwitch/Infinity Fabric"},
@@ -62,15 +65,19 @@ Value value_from(const util::Json& j) {
 // Every member, in order (found by argument-dependent look-up, so not in the unnamed namespace).
 template <class Ar, util::serial::Of<Rule> T>
 void fields(Ar& ar, T& r) {
-  ar(r.id, r.kind, r.scope, r.metric, r.metric_id, r.op, r.threshold, r.threshold_from, r.when, r.weight, r.severity, r.message,
-     r.fix, r.rationale, r.sources, r.as_of, r.origin, r.raw);
+  ar(r.id, r.kind, r.scope, r.metric, r.metric_id, r.op, r.threshold, r.threshold_from, r.when, r.weight, r.severity,
+     r.message, r.fix, r.rationale, r.sources, r.as_of, r.origin, r.raw);
 }
 
 std::string encode(const std::vector<Rule>& rules) { return util::serial::encode(rules); }
-void decode(std::string_view bytes, std::vector<Rule>& rules) { rules = util::serial::decode<std::vector<Rule>>(bytes); }
+void decode(std::string_view bytes, std::vector<Rule>& rules) {
+  rules = util::serial::decode<std::vector<Rule>>(bytes);
+}
 
 std::string_view name(Kind k) { return k == Kind::constraint ? "constraint" : "advice"; }
-std::string_view name(Severity s) { return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "info"; }
+std::string_view name(Severity s) {
+  return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "info";
+}
 
 std::string to_string(const Value& v) {
   if (std::holds_alternative<double>(v)) return util::format_number(std::get<double>(v));
@@ -186,7 +193,8 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) 
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string ptr = "/rules/" + std::to_string(i);
     std::string label;
-    if (arr[i].is_object() && arr[i].contains("id") && arr[i]["id"].is_string()) label = "rule '" + arr[i]["id"].get<std::string>() + "'";
+    if (arr[i].is_object() && arr[i].contains("id") && arr[i]["id"].is_string())
+      label = "rule '" + arr[i]["id"].get<std::string>() + "'";
     // A partial record overrides the fields it names of the base rule with the same id.
     util::Json record = arr[i];
     if (base && record.is_object() && record.contains("id") && record["id"].is_string())
@@ -198,11 +206,13 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) 
         record = std::move(merged);
       }
     util::Fields f(doc, record, ptr, label);
-    static const std::vector<std::string> fields = {"id", "kind", "scope", "metric", "op", "threshold", "threshold_from", "when",
-                                                    "weight", "severity", "message", "fix", "rationale", "sources", "as_of", "notes"};
+    static const std::vector<std::string> fields = {
+        "id",     "kind",     "scope",   "metric", "op",        "threshold", "threshold_from", "when",
+        "weight", "severity", "message", "fix",    "rationale", "sources",   "as_of",          "notes"};
     if (record.is_object())
       for (auto& [k, v] : record.items())
-        if (std::find(fields.begin(), fields.end(), k) == fields.end()) f.fail(k, "unknown field" + util::did_you_mean(k, fields));
+        if (std::find(fields.begin(), fields.end(), k) == fields.end())
+          f.fail(k, "unknown field" + util::did_you_mean(k, fields));
     Rule r;
     r.id = f.str("id");
     for (char c : r.id)
@@ -210,7 +220,8 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) 
         f.fail("id", fmt::format("expected a kebab-case id, got {}", util::quote(r.id)));
     r.kind = kind_from(f, f.opt_str("kind").value_or("constraint"));
     r.scope = f.opt_str("scope").value_or("recommend");
-    if (r.scope != "recommend" && r.scope != "check") f.fail("scope", fmt::format("expected recommend or check, got {}", util::quote(r.scope)));
+    if (r.scope != "recommend" && r.scope != "check")
+      f.fail("scope", fmt::format("expected recommend or check, got {}", util::quote(r.scope)));
     r.metric = f.str("metric");
     if (r.scope == "recommend") {
       r.metric_id = metric_from(r.metric);
@@ -228,7 +239,8 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) 
     if (std::holds_alternative<std::monostate>(r.threshold) && r.threshold_from.empty())
       f.fail("threshold", "a rule needs a threshold or threshold_from");
     r.weight = f.opt_num("weight").value_or(0);
-    if (r.weight < 0 || r.weight > 1) f.fail("weight", fmt::format("expected a share of the score from 0 to 1, got {}", r.weight));
+    if (r.weight < 0 || r.weight > 1)
+      f.fail("weight", fmt::format("expected a share of the score from 0 to 1, got {}", r.weight));
     r.severity = severity_from(f, f.opt_str("severity").value_or(r.kind == Kind::constraint ? "error" : "warning"));
     r.message = f.str("message");
     r.fix = f.opt_str("fix").value_or("");
@@ -245,15 +257,19 @@ std::vector<Rule> RuleSet::parse(const util::JsonDoc& doc, const RuleSet* base) 
 void RuleSet::merge(std::vector<Rule> rules) {
   for (auto& r : rules) {
     auto it = std::find_if(rules_.begin(), rules_.end(), [&](const Rule& x) { return x.id == r.id; });
-    if (it != rules_.end()) *it = std::move(r);
-    else rules_.push_back(std::move(r));
+    if (it != rules_.end())
+      *it = std::move(r);
+    else
+      rules_.push_back(std::move(r));
   }
 }
 
 RuleSet RuleSet::load(const std::vector<std::string>& user_files) {
   RuleSet s;
-  if (auto snap = embedded::snapshot("rules.json")) decode(*snap, s.rules_);
-  else s.merge(parse(embedded::doc("rules.json")));
+  if (auto snap = embedded::snapshot("rules.json"))
+    decode(*snap, s.rules_);
+  else
+    s.merge(parse(embedded::doc("rules.json")));
   for (const auto& f : user_files) {
     auto d = util::JsonDoc::load(f);
     if (!d) throw Error(d.error());
@@ -332,10 +348,18 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options, boo
   const std::string& op = rule.op;
   const bool or_equal = op.size() == 2 && op[1] == '=';
   switch (op[0]) {
-    case '<': o.passed = cmp < 0 || (or_equal && cmp == 0); break;
-    case '>': o.passed = cmp > 0 || (or_equal && cmp == 0); break;
-    case '=': o.passed = cmp == 0; break;
-    default: o.passed = cmp != 0; break;
+    case '<':
+      o.passed = cmp < 0 || (or_equal && cmp == 0);
+      break;
+    case '>':
+      o.passed = cmp > 0 || (or_equal && cmp == 0);
+      break;
+    case '=':
+      o.passed = cmp == 0;
+      break;
+    default:
+      o.passed = cmp != 0;
+      break;
   }
   if (!o.passed && render) o.message = rules::render(rule.message, m, options);
   return o;

@@ -1,12 +1,12 @@
 #include "gpuadvisor/rules/xid_log.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 
@@ -143,7 +143,8 @@ std::string log_timestamp(std::string_view before) {
   // journalctl -o short-full: "Tue 2024-03-05 03:14:07 UTC"
   if (w.size() >= 3 && w[0].size() == 3 && is_alpha(w[0][0]) && looks_iso_date(w[1]) && looks_clock(w[2])) {
     std::string t = fmt::format("{} {} {}", w[0], w[1], w[2]);
-    if (w.size() >= 4 && w[3].size() >= 3 && std::all_of(w[3].begin(), w[3].end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }))
+    if (w.size() >= 4 && w[3].size() >= 3 &&
+        std::all_of(w[3].begin(), w[3].end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }))
       t += fmt::format(" {}", w[3]);
     return t;
   }
@@ -159,10 +160,14 @@ std::string log_timestamp(std::string_view before) {
 int severity_rank(std::optional<catalog::XidSeverity> s) {
   if (!s) return 2;
   switch (*s) {
-    case catalog::XidSeverity::critical: return 4;
-    case catalog::XidSeverity::error: return 3;
-    case catalog::XidSeverity::warning: return 1;
-    case catalog::XidSeverity::info: return 0;
+    case catalog::XidSeverity::critical:
+      return 4;
+    case catalog::XidSeverity::error:
+      return 3;
+    case catalog::XidSeverity::warning:
+      return 1;
+    case catalog::XidSeverity::info:
+      return 0;
   }
   return 2;
 }
@@ -178,7 +183,8 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
     const catalog::XidInfo* info = code ? table.find(code) : nullptr;
     std::optional<catalog::XidSeverity> sev;
     std::string label;
-    if (msg) sev = msg->severity;
+    if (msg)
+      sev = msg->severity;
     else if (info) {
       sev = info->severity;
       for (const auto& m : info->message_severity) {
@@ -194,7 +200,8 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
         }
       }
     }
-    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", pci, code, msg ? msg->id : "", severity_rank(sev), label);
+    std::string key =
+        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", pci, code, msg ? msg->id : "", severity_rank(sev), label);
     if (group_of.size() >= kMaxGroups && !group_of.count(key)) {
       ++scan.events;
       ++scan.unlisted_events;
@@ -235,8 +242,9 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
   while (lines.next(line)) {
     const int line_no = lines.number();
     if (line.find('\0') != std::string_view::npos)
-      return R::fail(fmt::format("{}:{}: binary data (a NUL byte), expected kernel log text (dmesg, journalctl -k or syslog)",
-                                 origin, line_no));
+      return R::fail(
+          fmt::format("{}:{}: binary data (a NUL byte), expected kernel log text (dmesg, journalctl -k or syslog)",
+                      origin, line_no));
     auto drv = line.find(kDriver);
     if (drv == std::string_view::npos) continue;
     auto at = line.find(kMarker, drv);
@@ -257,9 +265,10 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
     }
     auto skip = [&](std::string_view what) {
       if (scan.warnings.size() < kMaxWarnings)
-        scan.warnings.push_back({line_no, fmt::format("malformed Xid line skipped: {}; expected 'NVRM: Xid (PCI:0000:3b:00): 79, "
-                                                      "...', got {}",
-                                                      what, util::quote(line.substr(at), 80))});
+        scan.warnings.push_back(
+            {line_no, fmt::format("malformed Xid line skipped: {}; expected 'NVRM: Xid (PCI:0000:3b:00): 79, "
+                                  "...', got {}",
+                                  what, util::quote(line.substr(at), 80))});
       ++scan.warnings_total;
     };
     std::string_view rest = line.substr(at + kMarker.size());
@@ -307,7 +316,8 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
   for (const auto& g : scan.groups)
     if (g.code) logged.insert(fmt::format("{}\x1f{}", g.pci, g.code));
   std::erase_if(scan.groups, [&](const XidGroup& g) {
-    if (!g.log_message || !g.log_message->same_as_xid || !logged.count(fmt::format("{}\x1f{}", g.pci, *g.log_message->same_as_xid)))
+    if (!g.log_message || !g.log_message->same_as_xid ||
+        !logged.count(fmt::format("{}\x1f{}", g.pci, *g.log_message->same_as_xid)))
       return false;
     scan.events -= static_cast<std::size_t>(g.count);
     if (g.severity == catalog::XidSeverity::critical) scan.critical -= static_cast<std::size_t>(g.count);

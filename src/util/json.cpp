@@ -49,11 +49,14 @@ PreScan pre_scan(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
+    if (c == '"')
+      in_string = true;
     else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth) return {PreScan::kTooDeep, i};
       values += 2;
@@ -110,9 +113,12 @@ class LineIndexer {
   static std::string escape(const std::string& key) {
     std::string out;
     for (char c : key) {
-      if (c == '~') out += "~0";
-      else if (c == '/') out += "~1";
-      else out += c;
+      if (c == '~')
+        out += "~0";
+      else if (c == '/')
+        out += "~1";
+      else
+        out += c;
     }
     return out;
   }
@@ -152,7 +158,10 @@ class LineIndexer {
     if (c == '{') {
       ++i_;
       ws();
-      if (i_ < t_.size() && t_[i_] == '}') { ++i_; return; }
+      if (i_ < t_.size() && t_[i_] == '}') {
+        ++i_;
+        return;
+      }
       while (i_ < t_.size()) {
         ws();
         int kl = line_;
@@ -161,18 +170,27 @@ class LineIndexer {
         ++i_;  // ':'
         value(deeper ? ptr + "/" + escape(key) : std::string(), depth + 1, kl);
         ws();
-        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+        if (i_ < t_.size() && t_[i_] == ',') {
+          ++i_;
+          continue;
+        }
         ++i_;  // '}'
         return;
       }
     } else if (c == '[') {
       ++i_;
       ws();
-      if (i_ < t_.size() && t_[i_] == ']') { ++i_; return; }
+      if (i_ < t_.size() && t_[i_] == ']') {
+        ++i_;
+        return;
+      }
       for (int n = 0; i_ < t_.size(); ++n) {
         value(deeper ? ptr + "/" + std::to_string(n) : std::string(), depth + 1);
         ws();
-        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+        if (i_ < t_.size() && t_[i_] == ',') {
+          ++i_;
+          continue;
+        }
         ++i_;  // ']'
         return;
       }
@@ -214,7 +232,8 @@ Result<std::string> read_file(const std::string& path) {
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return Result<std::string>::fail(fmt::format("{}: cannot read file: {}", path, os_error(errno)));
+  if (::fstat(fd, &st) != 0)
+    return Result<std::string>::fail(fmt::format("{}: cannot read file: {}", path, os_error(errno)));
   if (S_ISDIR(st.st_mode)) return Result<std::string>::fail(fmt::format("{}: is a directory, expected a file", path));
   const bool regular = S_ISREG(st.st_mode);
   if (regular && st.st_size > 0 && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes)
@@ -249,9 +268,10 @@ Result<JsonDoc> JsonDoc::parse(std::string text, std::string origin) {
   if (auto scan = pre_scan(text); scan.problem != PreScan::kNone) {
     auto [l, c] = line_col(text, scan.at);
     if (scan.problem == PreScan::kTooDeep)
-      return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: JSON nested deeper than {} levels", origin, l, c, kMaxJsonDepth));
-    return Result<JsonDoc>::fail(
-        fmt::format("{}:{}:{}: JSON with more than {} values (objects, arrays, strings, numbers)", origin, l, c, kMaxJsonValues));
+      return Result<JsonDoc>::fail(
+          fmt::format("{}:{}:{}: JSON nested deeper than {} levels", origin, l, c, kMaxJsonDepth));
+    return Result<JsonDoc>::fail(fmt::format(
+        "{}:{}:{}: JSON with more than {} values (objects, arrays, strings, numbers)", origin, l, c, kMaxJsonValues));
   }
   JsonDoc doc;
   doc.origin_ = std::move(origin);
@@ -266,7 +286,8 @@ Result<JsonDoc> JsonDoc::parse(std::string text, std::string origin) {
     auto pos = what.find(": ", what.find("parse error"));
     what = pos == std::string::npos ? what : what.substr(pos + 2);
     std::string q = quote(what, 200);
-    return Result<JsonDoc>::fail(fmt::format("{}:{}:{}: malformed JSON: {}", doc.origin_, l, c, q.substr(1, q.size() - 2)));
+    return Result<JsonDoc>::fail(
+        fmt::format("{}:{}:{}: malformed JSON: {}", doc.origin_, l, c, q.substr(1, q.size() - 2)));
   } catch (const nlohmann::json::exception& e) {
     // Numbers beyond double range ("1e400") and the like: no position is reported for them.
     std::string what = e.what();
@@ -333,7 +354,8 @@ void Fields::fail(const std::string& key, const std::string& what) const {
   std::string at = doc_.line_of(p) ? doc_.where(p) : doc_.where(pointer_);
   // Keys come from the input: quoted so that the message stays on one line.
   std::string k = quote(key);
-  throw Error(fmt::format("{}: {}field '{}': {}", at, label_.empty() ? "" : label_ + ": ", k.substr(1, k.size() - 2), what));
+  throw Error(
+      fmt::format("{}: {}field '{}': {}", at, label_.empty() ? "" : label_ + ": ", k.substr(1, k.size() - 2), what));
 }
 
 bool Fields::has(const std::string& key) const {
@@ -376,7 +398,8 @@ std::int64_t Fields::integer(const std::string& key, std::int64_t lo, std::int64
   std::int64_t out = 0;
   if (v.is_number_unsigned()) {
     auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(hi)) fail(key, fmt::format("expected a whole number from {} to {}, got {}", lo, hi, json_snippet(v)));
+    if (u > static_cast<std::uint64_t>(hi))
+      fail(key, fmt::format("expected a whole number from {} to {}, got {}", lo, hi, json_snippet(v)));
     out = static_cast<std::int64_t>(u);
   } else if (v.is_number_integer()) {
     out = v.get<std::int64_t>();
@@ -386,7 +409,8 @@ std::int64_t Fields::integer(const std::string& key, std::int64_t lo, std::int64
   } else {
     fail(key, "expected a whole number, got " + json_snippet(v));
   }
-  if (out < lo || out > hi) fail(key, fmt::format("expected a whole number from {} to {}, got {}", lo, hi, json_snippet(v)));
+  if (out < lo || out > hi)
+    fail(key, fmt::format("expected a whole number from {} to {}, got {}", lo, hi, json_snippet(v)));
   return out;
 }
 

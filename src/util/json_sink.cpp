@@ -1,9 +1,9 @@
 #include "gpuadvisor/util/json_sink.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace gpuadvisor::util {
 
@@ -106,13 +106,27 @@ void append_json_number(std::string& out, double v) {
 
 void append_json(std::string& out, const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: out += "null"; return;
-    case Json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return;
-    case Json::value_t::number_integer: append_integer(out, v.get<std::int64_t>()); return;
-    case Json::value_t::number_unsigned: append_integer(out, v.get<std::uint64_t>()); return;
-    case Json::value_t::number_float: append_json_number(out, v.get<double>()); return;
-    case Json::value_t::string: append_json_string(out, v.get_ref<const std::string&>()); return;
-    default: out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); return;
+    case Json::value_t::null:
+      out += "null";
+      return;
+    case Json::value_t::boolean:
+      out += v.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_integer:
+      append_integer(out, v.get<std::int64_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      append_integer(out, v.get<std::uint64_t>());
+      return;
+    case Json::value_t::number_float:
+      append_json_number(out, v.get<double>());
+      return;
+    case Json::value_t::string:
+      append_json_string(out, v.get_ref<const std::string&>());
+      return;
+    default:
+      out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return;
   }
 }
 

@@ -1,9 +1,9 @@
 #include "gpuadvisor/util/text.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/format.h>
 
 namespace gpuadvisor::util {
 
@@ -50,9 +50,7 @@ bool squashes_to(std::string_view s, std::string_view squashed) {
   return i == squashed.size();
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;

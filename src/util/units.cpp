@@ -1,10 +1,10 @@
 #include "gpuadvisor/util/units.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "gpuadvisor/util/text.h"
 
@@ -43,7 +43,8 @@ Result<Split> split_number(std::string_view raw, std::string_view expected, bool
     if (!s) return Result<Split>::fail(s.error());
     text = *s;
   }
-  if (text[0] == '-') return Result<Split>::fail(fmt::format("expected {}, got a negative value {}", expected, quote(raw)));
+  if (text[0] == '-')
+    return Result<Split>::fail(fmt::format("expected {}, got a negative value {}", expected, quote(raw)));
   if (text[0] == '+') text.erase(0, 1);
   // Only digits, one dot and an exponent may form the number; from_chars alone would accept
   // "inf" and "nan".
@@ -102,12 +103,18 @@ Result<double> parse_count(std::string_view text) {
   if (!s) return Result<double>::fail(s.error());
   std::string u = lower(s->unit);
   double scale;
-  if (u.empty()) scale = 1;
-  else if (u == "k") scale = 1e3;
-  else if (u == "m") scale = 1e6;
-  else if (u == "b" || u == "g") scale = 1e9;
-  else if (u == "t") scale = 1e12;
-  else return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
+  if (u.empty())
+    scale = 1;
+  else if (u == "k")
+    scale = 1e3;
+  else if (u == "m")
+    scale = 1e6;
+  else if (u == "b" || u == "g")
+    scale = 1e9;
+  else if (u == "t")
+    scale = 1e12;
+  else
+    return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
   return scaled(text, s->value, scale, 1e18);
 }
 
@@ -118,16 +125,26 @@ Result<double> parse_bytes(std::string_view text) {
   std::string u = lower(s->unit);
   if (!u.empty() && u.back() == 'b' && u != "b") u.pop_back();  // "gb" -> "g", "gib" -> "gi"
   double scale;
-  if (u.empty() || u == "b") scale = 1;
-  else if (u == "k" && s->unit.size() == 2) scale = 1e3;  // KB
-  else if (u == "m" && s->unit.size() == 2) scale = 1e6;
-  else if (u == "g" && s->unit.size() == 2) scale = 1e9;
-  else if (u == "t" && s->unit.size() == 2) scale = 1e12;
-  else if (u == "k" || u == "ki") scale = 0x1p10;
-  else if (u == "m" || u == "mi") scale = 0x1p20;
-  else if (u == "g" || u == "gi") scale = 0x1p30;
-  else if (u == "t" || u == "ti") scale = 0x1p40;
-  else return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
+  if (u.empty() || u == "b")
+    scale = 1;
+  else if (u == "k" && s->unit.size() == 2)
+    scale = 1e3;  // KB
+  else if (u == "m" && s->unit.size() == 2)
+    scale = 1e6;
+  else if (u == "g" && s->unit.size() == 2)
+    scale = 1e9;
+  else if (u == "t" && s->unit.size() == 2)
+    scale = 1e12;
+  else if (u == "k" || u == "ki")
+    scale = 0x1p10;
+  else if (u == "m" || u == "mi")
+    scale = 0x1p20;
+  else if (u == "g" || u == "gi")
+    scale = 0x1p30;
+  else if (u == "t" || u == "ti")
+    scale = 0x1p40;
+  else
+    return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
   return scaled(text, s->value, scale, 1e18);
 }
 
@@ -140,11 +157,16 @@ Result<double> parse_money(std::string_view raw) {
   std::string u = lower(s->unit);
   if (u == "usd") u.clear();
   double scale;
-  if (u.empty()) scale = 1;
-  else if (u == "k") scale = 1e3;
-  else if (u == "m") scale = 1e6;
-  else if (u == "b") scale = 1e9;
-  else return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(raw)));
+  if (u.empty())
+    scale = 1;
+  else if (u == "k")
+    scale = 1e3;
+  else if (u == "m")
+    scale = 1e6;
+  else if (u == "b")
+    scale = 1e9;
+  else
+    return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(raw)));
   return scaled(raw, s->value, scale, 1e13);
 }
 
@@ -154,10 +176,14 @@ Result<double> parse_power(std::string_view text) {
   if (!s) return Result<double>::fail(s.error());
   std::string u = lower(s->unit);
   double scale;
-  if (u.empty() || u == "w") scale = 1;
-  else if (u == "kw") scale = 1e3;
-  else if (u == "mw" && s->unit == "MW") scale = 1e6;
-  else return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
+  if (u.empty() || u == "w")
+    scale = 1;
+  else if (u == "kw")
+    scale = 1e3;
+  else if (u == "mw" && s->unit == "MW")
+    scale = 1e6;
+  else
+    return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
   return scaled(text, s->value, scale, 1e9);
 }
 
@@ -167,14 +193,22 @@ Result<double> parse_duration(std::string_view text) {
   if (!s) return Result<double>::fail(s.error());
   std::string u = lower(s->unit);
   double scale;
-  if (u.empty() || u == "s") scale = 1;
-  else if (u == "min" || u == "m") scale = 60;
-  else if (u == "h") scale = 3600;
-  else if (u == "d") scale = 86400;
-  else if (u == "w") scale = 7 * 86400;
-  else if (u == "mo") scale = 365.25 / 12 * 86400;
-  else if (u == "y") scale = 365.25 * 86400;
-  else return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
+  if (u.empty() || u == "s")
+    scale = 1;
+  else if (u == "min" || u == "m")
+    scale = 60;
+  else if (u == "h")
+    scale = 3600;
+  else if (u == "d")
+    scale = 86400;
+  else if (u == "w")
+    scale = 7 * 86400;
+  else if (u == "mo")
+    scale = 365.25 / 12 * 86400;
+  else if (u == "y")
+    scale = 365.25 * 86400;
+  else
+    return Result<double>::fail(fmt::format("expected {}, got {}", expected, quote(text)));
   return scaled(text, s->value, scale, 1e12);
 }
 
@@ -217,7 +251,8 @@ std::string format_money(double usd) {
 std::string format_cents(double usd) {
   const long long cents = std::llround(std::fabs(usd) * 100);
   std::string dollars = std::to_string(cents / 100);
-  for (auto i = static_cast<std::ptrdiff_t>(dollars.size()) - 3; i > 0; i -= 3) dollars.insert(static_cast<std::size_t>(i), ",");
+  for (auto i = static_cast<std::ptrdiff_t>(dollars.size()) - 3; i > 0; i -= 3)
+    dollars.insert(static_cast<std::size_t>(i), ",");
   return fmt::format("{}${}.{:02}", usd < 0 && cents > 0 ? "-" : "", dollars, cents % 100);
 }
 

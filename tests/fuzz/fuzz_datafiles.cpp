@@ -50,15 +50,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         break;
       }
-      case 'c': (void)catalog::CompatTable::parse(*doc); break;
-      case 'x': (void)catalog::XidTable::parse(*doc); break;
+      case 'c':
+        (void)catalog::CompatTable::parse(*doc);
+        break;
+      case 'x':
+        (void)catalog::XidTable::parse(*doc);
+        break;
       case 'e': {
         auto t = catalog::ErrorTable::parse(*doc);
         (void)t.match("CUDA error: out of memory");
         break;
       }
-      case 'f': (void)catalog::Efficiency::parse(*doc); break;
-      default: break;
+      case 'f':
+        (void)catalog::Efficiency::parse(*doc);
+        break;
+      default:
+        break;
     }
   });
   return 0;

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../unit/test_data.h"
 #include "fuzz_common.h"
 #include "fuzz_tempfile.h"
 #include "gpuadvisor/catalog/efficiency.h"
@@ -12,7 +13,6 @@
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
-#include "../unit/test_data.h"
 
 using namespace gpuadvisor;
 

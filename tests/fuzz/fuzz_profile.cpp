@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../unit/test_data.h"
 #include "fuzz_common.h"
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
@@ -13,7 +14,6 @@
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/report/output.h"
 #include "gpuadvisor/util/json_sink.h"
-#include "../unit/test_data.h"
 
 using namespace gpuadvisor;
 

@@ -1,12 +1,13 @@
 #pragma once
 // read_model_file and --model-config take a path: the targets that need one write each input to a
 // file in a per-process temporary folder (removed at exit).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 namespace gpuadvisor::fuzz {
 

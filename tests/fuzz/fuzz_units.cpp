@@ -30,8 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::guarded([&] {
     using Parser = Result<double> (*)(std::string_view);
     const std::pair<const char*, Parser> parsers[] = {
-        {"parse_count", util::parse_count},     {"parse_bytes", util::parse_bytes},
-        {"parse_money", util::parse_money},     {"parse_power", util::parse_power},
+        {"parse_count", util::parse_count},       {"parse_bytes", util::parse_bytes},
+        {"parse_money", util::parse_money},       {"parse_power", util::parse_power},
         {"parse_duration", util::parse_duration}, {"parse_number", util::parse_number},
     };
     for (const auto& [what, parse] : parsers) {

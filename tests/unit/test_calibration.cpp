@@ -3,7 +3,6 @@
 // own tolerance, stated and justified there; records whose model or GPU is not in the data are
 // skipped, and the test requires that most are checked.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <sstream>
 
@@ -27,13 +26,18 @@ std::optional<Check> evaluate(const util::Json& r, const catalog::Catalog& cat, 
   const auto& wj = r["workload"];
   const std::string model = r["model"];
   estimate::WorkloadInput in;
-  if (models.find(model)) in.model = model;
-  else if (util::parse_count(model)) in.model = model;
-  else return std::nullopt;
+  if (models.find(model))
+    in.model = model;
+  else if (util::parse_count(model))
+    in.model = model;
+  else
+    return std::nullopt;
   auto text = [](const util::Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   in.task = wj.value("task", "inference");
-  if (wj.contains("quantization") && wj["quantization"].is_string()) in.precision = wj["quantization"];
-  else if (wj.contains("precision") && wj["precision"].is_string() && estimate::find_format(wj["precision"].get<std::string>()))
+  if (wj.contains("quantization") && wj["quantization"].is_string())
+    in.precision = wj["quantization"];
+  else if (wj.contains("precision") && wj["precision"].is_string() &&
+           estimate::find_format(wj["precision"].get<std::string>()))
     in.precision = wj["precision"];
   if (wj.contains("batch")) in.batch = text(wj["batch"]);
   if (wj.contains("micro_batch")) in.batch = text(wj["micro_batch"]);
@@ -63,12 +67,18 @@ std::optional<Check> evaluate(const util::Json& r, const catalog::Catalog& cat, 
     auto m = estimate::estimate_memory(w, eff);
     const std::string measure = wj.value("measure", "");
     double got;
-    if (measure == "weights_only") got = m.line("weights") + m.line("quantization_constants");
-    else if (measure == "kv_cache_only" || measure == "kv_cache_per_token") got = m.line("kv_cache");
-    else if (measure == "model_states_only") got = m.line("weights") + m.line("gradients") + m.line("master_weights") + m.line("optimizer_state");
-    else if (measure == "nvml_used") got = m.per_gpu_bytes;
-    else if (measure == "torch_allocated" || measure == "torch_max_allocated") got = m.per_gpu_bytes - m.line("cuda_context") - m.line("fragmentation");
-    else return std::nullopt;
+    if (measure == "weights_only")
+      got = m.line("weights") + m.line("quantization_constants");
+    else if (measure == "kv_cache_only" || measure == "kv_cache_per_token")
+      got = m.line("kv_cache");
+    else if (measure == "model_states_only")
+      got = m.line("weights") + m.line("gradients") + m.line("master_weights") + m.line("optimizer_state");
+    else if (measure == "nvml_used")
+      got = m.per_gpu_bytes;
+    else if (measure == "torch_allocated" || measure == "torch_max_allocated")
+      got = m.per_gpu_bytes - m.line("cuda_context") - m.line("fragmentation");
+    else
+      return std::nullopt;
     return Check{r["id"], expected, got, tol};
   }
   const std::string gpu_id = r["gpu"];

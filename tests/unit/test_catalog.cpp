@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 
 #include "cli_fixture.h"
@@ -47,14 +46,52 @@ TEST_CASE("catalog: the embedded catalog", "[catalog]") {
     }
   }
   SECTION("covers the GPUs the product promises") {
-    for (const char* id : {"v100-sxm2-32gb", "t4", "a10", "a30", "a40", "a100-40gb-pcie", "a100-40gb-sxm",
-                           "a100-80gb-pcie", "a100-80gb-sxm", "l4", "l40", "l40s", "h100-pcie", "h100-sxm",
-                           "h100-nvl", "h200", "b200", "rtx-a2000", "rtx-a4000", "rtx-a5000", "rtx-a6000",
-                           "rtx-4000-ada", "rtx-5000-ada", "rtx-6000-ada", "titan-rtx", "rtx-2080-ti",
-                           "rtx-3060-12gb", "rtx-3080", "rtx-3090", "rtx-3090-ti", "rtx-4060-ti-16gb",
-                           "rtx-4070-ti-super", "rtx-4080-super", "rtx-4090", "rtx-5080", "rtx-5090",
-                           "jetson-agx-orin-64gb", "jetson-agx-orin-32gb", "jetson-orin-nx-16gb",
-                           "jetson-orin-nano-8gb", "mi250x", "mi300x", "mi325x", "rx-7900-xtx", "gaudi2", "gaudi3"}) {
+    for (const char* id : {"v100-sxm2-32gb",
+                           "t4",
+                           "a10",
+                           "a30",
+                           "a40",
+                           "a100-40gb-pcie",
+                           "a100-40gb-sxm",
+                           "a100-80gb-pcie",
+                           "a100-80gb-sxm",
+                           "l4",
+                           "l40",
+                           "l40s",
+                           "h100-pcie",
+                           "h100-sxm",
+                           "h100-nvl",
+                           "h200",
+                           "b200",
+                           "rtx-a2000",
+                           "rtx-a4000",
+                           "rtx-a5000",
+                           "rtx-a6000",
+                           "rtx-4000-ada",
+                           "rtx-5000-ada",
+                           "rtx-6000-ada",
+                           "titan-rtx",
+                           "rtx-2080-ti",
+                           "rtx-3060-12gb",
+                           "rtx-3080",
+                           "rtx-3090",
+                           "rtx-3090-ti",
+                           "rtx-4060-ti-16gb",
+                           "rtx-4070-ti-super",
+                           "rtx-4080-super",
+                           "rtx-4090",
+                           "rtx-5080",
+                           "rtx-5090",
+                           "jetson-agx-orin-64gb",
+                           "jetson-agx-orin-32gb",
+                           "jetson-orin-nx-16gb",
+                           "jetson-orin-nano-8gb",
+                           "mi250x",
+                           "mi300x",
+                           "mi325x",
+                           "rx-7900-xtx",
+                           "gaudi2",
+                           "gaudi3"}) {
       INFO(id);
       CHECK(cat.find(id) != nullptr);
     }
@@ -119,7 +156,8 @@ TEST_CASE("catalog: schema errors name file, line and field", "[catalog]") {
     Catalog::load({test::source_path("tests/fixtures/catalog/bad-field.json")});
     FAIL("expected an error");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("bad-field.json:10: GPU 'bad-field': field 'memory_bytes': expected a whole number, got \"24 gigs\"") !=
+    CHECK(std::string(e.what()).find(
+              "bad-field.json:10: GPU 'bad-field': field 'memory_bytes': expected a whole number, got \"24 gigs\"") !=
           std::string::npos);
     CHECK(e.code() == Exit::usage);
   }
@@ -215,10 +253,12 @@ TEST_CASE("cli: catalog commands", "[cli][catalog]") {
   SECTION("show of an unknown GPU exits 2") {
     auto r = test::run_cli({"catalog", "show", "rtx-4909"});
     CHECK(r.code == 2);
-    CHECK(r.err == "gpuadvisor: error: unknown GPU \"rtx-4909\", did you mean 'rtx-4090'? (see 'gpuadvisor catalog list')\n");
+    CHECK(r.err ==
+          "gpuadvisor: error: unknown GPU \"rtx-4909\", did you mean 'rtx-4090'? (see 'gpuadvisor catalog list')\n");
   }
   SECTION("a malformed --catalog exits 2 naming the file, line and field") {
-    auto r = test::run_cli({"catalog", "list", "--catalog", test::source_path("tests/fixtures/catalog/bad-field.json")});
+    auto r =
+        test::run_cli({"catalog", "list", "--catalog", test::source_path("tests/fixtures/catalog/bad-field.json")});
     CHECK(r.code == 2);
     CHECK(r.err.find("bad-field.json:10: GPU 'bad-field': field 'memory_bytes'") != std::string::npos);
   }
@@ -231,10 +271,13 @@ TEST_CASE("cli: catalog commands", "[cli][catalog]") {
     for (const auto& g : j["gpus"]) CHECK_FALSE(g["sources"].empty());
   }
   SECTION("unknown subcommand and format") {
-    CHECK(test::run_cli({"catalog", "lsit"}).err == "gpuadvisor: error: unknown catalog command \"lsit\", did you mean 'list'?\n");
+    CHECK(test::run_cli({"catalog", "lsit"}).err ==
+          "gpuadvisor: error: unknown catalog command \"lsit\", did you mean 'list'?\n");
     auto r = test::run_cli({"catalog", "list", "--format", "jsno"});
     CHECK(r.code == 2);
-    CHECK(r.err == "gpuadvisor: error: --format: expected one of table, json, csv, markdown, got \"jsno\", did you mean 'json'?\n");
+    CHECK(r.err ==
+          "gpuadvisor: error: --format: expected one of table, json, csv, markdown, got \"jsno\", did you mean "
+          "'json'?\n");
   }
 }
 
@@ -267,5 +310,6 @@ TEST_CASE("catalog::Gpu::price_kind: no new price for a card out of production, 
   rec["street_price_usd"] = nullptr;
   CHECK(parse(rec).price_kind(false).empty());  // no status: the launch MSRP is not a price one can pay today
   rec["status"] = "sold-out";
-  CHECK_THROWS_WITH(parse(rec), Catch::Contains("field 'status': expected one of in_production, end_of_life, discontinued"));
+  CHECK_THROWS_WITH(parse(rec),
+                    Catch::Contains("field 'status': expected one of in_production, end_of_life, discontinued"));
 }

@@ -186,7 +186,8 @@ TEST_CASE("check: findings name the line of the offending key and the numbers", 
     };
     auto a30 = spec(R"({"gpus": [{"id": "a30", "count": 1, "mig_instances": 7}]})");
     REQUIRE(a30.findings.size() == 1);
-    CHECK(a30.findings[0].message == "NVIDIA A30 has at most 4 MIG instances, but gpus[0] asks for 7 MIG instances per GPU");
+    CHECK(a30.findings[0].message ==
+          "NVIDIA A30 has at most 4 MIG instances, but gpus[0] asks for 7 MIG instances per GPU");
     CHECK_FALSE(fired(spec(R"({"gpus": [{"id": "a30", "count": 1, "mig_instances": 4}]})"), "mig-instances"));
     CHECK_THROWS_WITH(spec(R"({"gpus": [{"id": "a30", "count": 1, "mig_instances": 0}]})"),
                       Catch::Contains("mig.json:1") && Catch::Contains("mig_instances"));
@@ -326,13 +327,17 @@ TEST_CASE("check: unreadable specs exit 2 with file:line; the others are still r
       std::string items;
       for (int i = 0; i < n; ++i) items += (i ? "," : "") + item;
       std::ofstream f(path, std::ios::binary);
-      if (key == "gpus") f << "{\"gpus\": [" << items << "]}";
-      else f << "{\"gpus\": [{\"id\": \"h100-sxm\", \"count\": 1}], \"" << key << "\": [" << items << "]}";
+      if (key == "gpus")
+        f << "{\"gpus\": [" << items << "]}";
+      else
+        f << "{\"gpus\": [{\"id\": \"h100-sxm\", \"count\": 1}], \"" << key << "\": [" << items << "]}";
     };
     write("gpus", R"({"id": "h100-sxm", "count": 1})", 65);
     auto r = run_cli({"check", path.string()});
     CHECK(r.code == 2);
-    CHECK(contains(r.err, "gpuadvisor-check-lines.json:1: field 'gpus': 65 GPU lines, at most 64 (a line is a GPU model with its count)"));
+    CHECK(contains(r.err,
+                   "gpuadvisor-check-lines.json:1: field 'gpus': 65 GPU lines, at most 64 (a line is a GPU model with "
+                   "its count)"));
     write("workloads", R"({"model": "7B"})", 65);
     r = run_cli({"check", path.string()});
     CHECK(r.code == 2);
@@ -434,7 +439,7 @@ TEST_CASE("check: JUnit has a testsuite per spec and a testcase per spec and rul
   // exit code counts errors), their findings in <system-out>.
   CHECK(count_of(r.out, "<failure ") == 5);
   CHECK(count_of(r.out, "<system-out>") == 2);
-  CHECK(count_of(r.out, "<error ") == 1);    // the malformed spec
+  CHECK(count_of(r.out, "<error ") == 1);  // the malformed spec
   CHECK(contains(r.out, "failures=\"5\" errors=\"1\""));
   CHECK(contains(r.out, "cap the GPUs&apos; power"));  // escaped
 }

@@ -1,9 +1,8 @@
 // The shell completions and the man page list every command and flag that --help shows, and the
 // values they offer are the ones --help names. --help is CLI11's own rendering of the command
 // tree, so this checks the generators against the parser, not against themselves.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -36,7 +35,8 @@ HelpInfo parse_help(const std::string& path) {
   auto r = run_cli(args);
   REQUIRE(r.code == 0);
   HelpInfo h;
-  static const std::regex option_line(R"(^  ((?:-[A-Za-z],)?--[a-z][a-z0-9-]*(?:,--[a-z][a-z0-9-]*)*)(?: ([A-Z|\-]+(?: \.\.\.)?))?(?:\s+(.*))?$)");
+  static const std::regex option_line(
+      R"(^  ((?:-[A-Za-z],)?--[a-z][a-z0-9-]*(?:,--[a-z][a-z0-9-]*)*)(?: ([A-Z|\-]+(?: \.\.\.)?))?(?:\s+(.*))?$)");
   static const std::regex command_line(R"(^  ([a-z]+)\s{2,}\S)");
   std::istringstream in(r.out);
   bool in_subcommands = false;
@@ -190,8 +190,8 @@ TEST_CASE("man: the page has every command and flag", "[completion]") {
     if (!path.empty()) CHECK(r.out.find(".SS \\fBgpuadvisor " + roff(path) + "\\fR") != std::string::npos);
     for (const auto& o : help.options) CHECK(r.out.find("\\fB" + roff(o) + "\\fR") != std::string::npos);
   }
-  for (const char* section : {"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "FILES",
-                              "EXAMPLES", "SEE ALSO"})
+  for (const char* section :
+       {"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"})
     CHECK(r.out.find(std::string("\n.SH ") + section + "\n") != std::string::npos);
 }
 

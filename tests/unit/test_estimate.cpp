@@ -1,12 +1,11 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "cli_fixture.h"
-#include "test_data.h"
 #include "gpuadvisor/estimate/cost.h"
 #include "gpuadvisor/estimate/perf.h"
+#include "test_data.h"
 
 using namespace gpuadvisor;
 using estimate::WorkloadInput;
@@ -49,7 +48,8 @@ TEST_CASE("estimate::perf: GPT-3 takes years on 8 A100s, not days, and does not 
   }
 }
 
-TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and below bandwidth / weights", "[perf][decode]") {
+TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and below bandwidth / weights",
+          "[perf][decode]") {
   WorkloadInput in;
   in.model = "llama-3.1-8b";
   in.precision = "fp16";
@@ -71,7 +71,8 @@ TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and be
   CHECK(p.decode_tokens_per_s.high > 60.78);
 }
 
-TEST_CASE("estimate::perf: a machine with no published compute peak gets decode from bandwidth alone", "[perf][decode]") {
+TEST_CASE("estimate::perf: a machine with no published compute peak gets decode from bandwidth alone",
+          "[perf][decode]") {
   WorkloadInput in;
   in.model = "llama-3.1-70b";
   in.precision = "q4_k_m";
@@ -83,7 +84,8 @@ TEST_CASE("estimate::perf: a machine with no published compute peak gets decode 
   CHECK_FALSE(p.compute_known);
   CHECK(p.bound == "memory bandwidth");
   CHECK(p.time_to_first_token_s == 0);
-  CHECK(p.decode_tokens_per_s.typical == Approx(p.bandwidth_efficiency * g.bandwidth_bytes_per_s() / p.decode_bytes_per_step));
+  CHECK(p.decode_tokens_per_s.typical ==
+        Approx(p.bandwidth_efficiency * g.bandwidth_bytes_per_s() / p.decode_bytes_per_step));
   // llama.cpp tg512 of Llama 3 70B Q4_K_M on an M2 Ultra (800 GB/s) is published at 12.48 tokens/s
   // (shared/reference/published-measurements.json, C-llamacpp3-19); bandwidth-bound, 819 GB/s gives
   // 12.48 x 819 / 800 = 12.78, which the range must bracket.
@@ -183,24 +185,25 @@ TEST_CASE("estimate::cost: break-even and energy against a hand computation", "[
 }
 
 TEST_CASE("cli: estimate and cost outputs", "[cli][perf][cost]") {
-  auto r = test::run_cli({"estimate", "--model", "llama-3.1-8b", "--task", "inference", "--precision", "fp16", "--gpu", "rtx-4090",
-                          "--format", "json"});
+  auto r = test::run_cli({"estimate", "--model", "llama-3.1-8b", "--task", "inference", "--precision", "fp16", "--gpu",
+                          "rtx-4090", "--format", "json"});
   REQUIRE(r.code == 0);
   auto j = util::Json::parse(r.out);
   CHECK(j["prefill_tokens_per_s"].get<double>() > 0);
   CHECK(j["decode_tokens_per_s"].get<double>() > 0);
   CHECK(j["bound"] == "memory bandwidth");
-  auto c = test::run_cli({"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm",
-                          "--gpus", "1024", "--format", "json"});
+  auto c = test::run_cli({"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu",
+                          "a100-80gb-sxm", "--gpus", "1024", "--format", "json"});
   REQUIRE(c.code == 0);
   auto cj = util::Json::parse(c.out);
   CHECK(cj["fits"] == true);
   CHECK(cj["time_s"].get<double>() < 90 * 86400.0);
   CHECK(cj["purchase_usd"].get<double>() > 1e7);
-  auto no = test::run_cli({"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm",
-                           "--gpus", "8"});
+  auto no = test::run_cli({"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu",
+                           "a100-80gb-sxm", "--gpus", "8"});
   CHECK(no.code == 1);
   CHECK(no.out.find("Does not fit") != std::string::npos);
   CHECK(no.out.find("years") != std::string::npos);
-  CHECK(test::run_cli({"estimate", "--model", "7B"}).err == "gpuadvisor: error: --gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)\n");
+  CHECK(test::run_cli({"estimate", "--model", "7B"}).err ==
+        "gpuadvisor: error: --gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)\n");
 }

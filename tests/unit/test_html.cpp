@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <map>
 #include <regex>
@@ -82,7 +81,8 @@ TEST_CASE("report::html: log axis for a wide price range", "[html]") {
   SECTION("a range of 20x or more is drawn on a log scale") {
     auto ax = html::make_axis(600, 240000, 0, 100, true, "Price (USD)", money);
     CHECK(ax.scale.log);
-    CHECK(ax.scale(1000) == Approx(0 + 100 * (3 - std::log10(ax.scale.lo)) / (std::log10(ax.scale.hi) - std::log10(ax.scale.lo))));
+    CHECK(ax.scale(1000) ==
+          Approx(0 + 100 * (3 - std::log10(ax.scale.lo)) / (std::log10(ax.scale.hi) - std::log10(ax.scale.lo))));
     CHECK(ax.scale(ax.ticks.front()) == Approx(0));
     CHECK(ax.scale(ax.ticks.back()) == Approx(100));
   }
@@ -114,13 +114,16 @@ TEST_CASE("report::html: charts", "[html]") {
     CHECK(count(svg, "<circle ") == 4 + 3);  // the plans and the three legend marks
     CHECK(count(svg, R"(class="plan)") == 4);
     CHECK(count(svg, R"(class="plan best front")") == 1);
-    CHECK(std::regex_search(svg, std::regex(R"re(<path d="M[0-9.]+ [0-9.]+ H[0-9.]+ V[0-9.]+ H[0-9.]+ V[0-9.]+ H[0-9.]+" class="pareto"/>)re")));
+    CHECK(std::regex_search(
+        svg,
+        std::regex(R"re(<path d="M[0-9.]+ [0-9.]+ H[0-9.]+ V[0-9.]+ H[0-9.]+ V[0-9.]+ H[0-9.]+" class="pareto"/>)re")));
     CHECK(svg.find(">Price (USD)") != std::string::npos);
     CHECK(svg.find(">Speed (tokens/s)</text>") != std::string::npos);
     CHECK(svg.find(">1. a</text>") != std::string::npos);
   }
   SECTION("stacked bar: a segment and a legend entry per line, markers") {
-    auto svg = html::stacked_bar({{"weights", 75, "75 B", false}, {"<kv>", 25, "25 B", false}}, "m", {{120, "capacity"}});
+    auto svg =
+        html::stacked_bar({{"weights", 75, "75 B", false}, {"<kv>", 25, "25 B", false}}, "m", {{120, "capacity"}});
     CHECK(count(svg, R"(class="segment")") == 2);
     CHECK(count(svg, R"(class="swatch")") == 2);
     CHECK(svg.find("&lt;kv&gt;: 25 B, 25.0%") != std::string::npos);
@@ -141,7 +144,8 @@ TEST_CASE("report::html: --format html only where a page is defined", "[html]") 
   auto ok = test::run_cli({"memory", "--model", "7B", "--format", "html"});
   CHECK(ok.code == 0);
   CHECK(ok.out.find("<svg") != std::string::npos);
-  auto none = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000", "--format", "html"});
+  auto none = test::run_cli(
+      {"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000", "--format", "html"});
   CHECK(none.code == 1);
   CHECK(none.out.find("Nothing fits") != std::string::npos);
 }
@@ -210,7 +214,8 @@ TEST_CASE("report::SafeStreambuf::wrap_lines wraps whole lines, also across writ
 TEST_CASE("report: ASCII fallbacks and fitting a table to the width", "[style]") {
   report::Style ascii{false, false, 100};
   report::Style utf{false, true, 100};
-  CHECK(report::ascii("2 \u00d7 A100 \u2265 80 GB \u2014 ok\u2026 \u2192 \u2500\u2502\u250c \u2588") == "2 x A100 >= 80 GB -- ok... -> -|+ #");
+  CHECK(report::ascii("2 \u00d7 A100 \u2265 80 GB \u2014 ok\u2026 \u2192 \u2500\u2502\u250c \u2588") ==
+        "2 x A100 >= 80 GB -- ok... -> -|+ #");
   CHECK(report::ascii("caf\xc3\xa9") == "caf?");
   CHECK(report::bar(0.5, 10, ascii) == "#####");
   CHECK(report::truncate("abcdefghij", 6, ascii) == "abc...");
@@ -220,11 +225,16 @@ TEST_CASE("report: ASCII fallbacks and fitting a table to the width", "[style]")
   report::Table t({{"#", report::Align::right}, {"GPU"}, {"Why"}});
   t.add({"1", "rtx-4090", "a long reason that goes on and on about memory and speed"});
   t.add({"2", "a100", "short"});
-  SECTION("fits: unchanged") { CHECK(t.render(report::Format::table, utf) == "#  GPU       Why\n1  rtx-4090  a long reason that goes on and on about memory and speed\n2  a100      short\n"); }
+  SECTION("fits: unchanged") {
+    CHECK(t.render(report::Format::table, utf) ==
+          "#  GPU       Why\n1  rtx-4090  a long reason that goes on and on about memory and speed\n2  a100      "
+          "short\n");
+  }
   SECTION("wraps the free-text column in place") {
     report::Style narrow{false, true, 40};
     CHECK(t.render(report::Format::table, narrow) ==
-          "#  GPU       Why\n1  rtx-4090  a long reason that goes on\n             and on about memory and\n             speed\n2  a100      short\n");
+          "#  GPU       Why\n1  rtx-4090  a long reason that goes on\n             and on about memory and\n           "
+          "  speed\n2  a100      short\n");
   }
   SECTION("too narrow to wrap: the free-text column under each row") {
     report::Style narrow{false, false, 20};
@@ -257,8 +267,8 @@ TEST_CASE("report::html: a wide table puts its running-text column under each ro
     return t;
   };
   const std::string wide = report::html::Page("t", "s").table(table(10)).str("f");
-  CHECK(wide.find("<tr class=\"more\"><td></td><td colspan=\"8\">Why: a reason longer than thirty-two characters, &lt;escaped&gt;</td></tr>") !=
-        std::string::npos);
+  CHECK(wide.find("<tr class=\"more\"><td></td><td colspan=\"8\">Why: a reason longer than thirty-two characters, "
+                  "&lt;escaped&gt;</td></tr>") != std::string::npos);
   CHECK(wide.find("<th>Why</th>") == std::string::npos);
   const std::string narrow = report::html::Page("t", "s").table(table(9)).str("f");
   CHECK(narrow.find("class=\"more\"") == std::string::npos);

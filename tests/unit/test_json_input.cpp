@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -65,7 +64,8 @@ TEST_CASE("JsonDoc refuses more than kMaxJsonValues values before building any",
   text += "]";
   auto doc = util::JsonDoc::parse(text, "empties.json");
   REQUIRE_FALSE(doc);
-  CHECK(doc.error() == "empties.json:1:2000000: JSON with more than 2000000 values (objects, arrays, strings, numbers)");
+  CHECK(doc.error() ==
+        "empties.json:1:2000000: JSON with more than 2000000 values (objects, arrays, strings, numbers)");
   // Just under the bound: accepted.
   std::string ok = "[";
   for (std::size_t i = 0; i < 600000; ++i) ok += i ? ",0" : "0";

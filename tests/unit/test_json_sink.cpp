@@ -1,7 +1,6 @@
 // JsonText writes the bytes that Json::dump() writes for the tree JsonTree builds from the same
 // calls: batch runs print the text, single runs the tree, and the two must not drift.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -98,7 +97,8 @@ TEST_CASE("append_json_number agrees with dump() over random doubles", "[json_si
     std::uint64_t bits = rng();
     double v;
     std::memcpy(&v, &bits, sizeof v);
-    if (i % 2) v = static_cast<double>(rng() % 100000000) / std::pow(10.0, static_cast<double>(rng() % 12));  // decimal-looking
+    if (i % 2)
+      v = static_cast<double>(rng() % 100000000) / std::pow(10.0, static_cast<double>(rng() % 12));  // decimal-looking
     std::string text;
     util::append_json_number(text, v);
     INFO(bits);

@@ -1,13 +1,12 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli_fixture.h"
-#include "test_data.h"
 #include "gpuadvisor/estimate/memory.h"
+#include "test_data.h"
 
 using namespace gpuadvisor;
 using estimate::WorkloadInput;
@@ -16,7 +15,6 @@ namespace {
 
 using test::eff;
 using test::models;
-
 
 estimate::Workload make(WorkloadInput in) { return estimate::make_workload(in, models()); }
 
@@ -119,7 +117,8 @@ TEST_CASE("estimate::memory: KV cache", "[memory][kv]") {
   }
 }
 
-TEST_CASE("estimate::activation_bytes_per_layer reduces to Korthikanti et al. for GPT layers", "[memory][activations]") {
+TEST_CASE("estimate::activation_bytes_per_layer reduces to Korthikanti et al. for GPT layers",
+          "[memory][activations]") {
   // A GPT-3-style layer: h = 12288, a = 96, plain MLP 4h, MHA. Eq. (1): s*b*h*(34 + 5*a*s/h).
   catalog::Model gpt = *models().find("gpt-3-175b");
   const double s = 2048, b = 1, h = 12288, a = 96;
@@ -147,7 +146,8 @@ TEST_CASE("estimate::memory: the breakdown adds up", "[memory]") {
   CHECK(m.line("gradients") == 0);  // the frozen base has no gradients
 }
 
-TEST_CASE("estimate::memory: monotonic in params, batch and context; never up with ZeRO or GPUs", "[memory][property]") {
+TEST_CASE("estimate::memory: monotonic in params, batch and context; never up with ZeRO or GPUs",
+          "[memory][property]") {
   // Properties over a grid of workloads.
   for (const char* task : {"inference", "train", "lora", "qlora"}) {
     for (const char* model : {"1B", "7B", "70B", "llama-3.1-8b", "mixtral-8x7b"}) {
@@ -227,18 +227,24 @@ TEST_CASE("workload validation: exit 2 with the flag and the bad value", "[workl
     CHECK(r.code == 2);
     return r.err;
   };
-  CHECK(err({"--model", "7B", "--batch", "0"}) == "gpuadvisor: error: --batch: expected a whole number from 1 to 1000000, got \"0\"\n");
+  CHECK(err({"--model", "7B", "--batch", "0"}) ==
+        "gpuadvisor: error: --batch: expected a whole number from 1 to 1000000, got \"0\"\n");
   CHECK(err({"--model", "llama-3.1-8b", "--gpus", "3", "--tp", "3"}) ==
         "gpuadvisor: error: --tp: --tp 3 does not divide the model's 32 attention heads\n");
   CHECK(err({"--model", "lama-3.1-8b"}) ==
-        "gpuadvisor: error: --model: unknown model \"lama-3.1-8b\", did you mean 'llama-3.1-8b'? (see 'gpuadvisor models list'; a bare size like 7B also works)\n");
+        "gpuadvisor: error: --model: unknown model \"lama-3.1-8b\", did you mean 'llama-3.1-8b'? (see 'gpuadvisor "
+        "models list'; a bare size like 7B also works)\n");
   CHECK(err({"--model", "7B", "--task", "train", "--precision", "nf4"}) ==
-        "gpuadvisor: error: --precision: full training needs fp32, tf32, fp16, bf16 or fp8 weights, got nf4 (4-bit bases train with --task qlora)\n");
+        "gpuadvisor: error: --precision: full training needs fp32, tf32, fp16, bf16 or fp8 weights, got nf4 (4-bit "
+        "bases train with --task qlora)\n");
   CHECK(err({"--model", "7B", "--precision", "fp17"}) ==
-        "gpuadvisor: error: --precision: expected one of fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0, got \"fp17\", did you mean 'fp16'?\n");
+        "gpuadvisor: error: --precision: expected one of fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, "
+        "nf4, q4_k_m, q5_k_m, q8_0, got \"fp17\", did you mean 'fp16'?\n");
   CHECK(err({"--model", "NaN"}).find("--model: unknown model \"NaN\"") != std::string::npos);
-  CHECK(err({"--model", "7B", "--zero", "2"}) == "gpuadvisor: error: --zero: ZeRO shards training state; it does not apply to --task inference\n");
-  CHECK(err({"--model", "7B", "--mfu", "1.5"}) == "gpuadvisor: error: --mfu: expected a utilisation between 0 and 1 (e.g. 0.4), got \"1.5\"\n");
+  CHECK(err({"--model", "7B", "--zero", "2"}) ==
+        "gpuadvisor: error: --zero: ZeRO shards training state; it does not apply to --task inference\n");
+  CHECK(err({"--model", "7B", "--mfu", "1.5"}) ==
+        "gpuadvisor: error: --mfu: expected a utilisation between 0 and 1 (e.g. 0.4), got \"1.5\"\n");
 }
 
 TEST_CASE("cli: memory JSON gives the same numbers as the table, in bytes", "[cli][memory]") {
@@ -277,14 +283,13 @@ TEST_CASE("cli: a memory --batch-file line is the single run's JSON without brea
         args.push_back(fields[own].is_string() ? fields[own].get<std::string>() : fields[own].dump());
         fields.erase(own);
       }
-    {
-      std::ofstream(profile) << fields.dump();
-    }
+    { std::ofstream(profile) << fields.dump(); }
     auto single = test::run_cli(args);
     INFO(line);
     REQUIRE(single.err.empty());
     auto want = util::Json::parse(single.out);
-    for (const char* drop : {"schema_version", "gpuadvisor_version", "command", "breakdown", "assumptions"}) want.erase(drop);
+    for (const char* drop : {"schema_version", "gpuadvisor_version", "command", "breakdown", "assumptions"})
+      want.erase(drop);
     got.erase("line");
     CHECK(got.dump() == want.dump());
     ++compared;
@@ -387,7 +392,8 @@ TEST_CASE("estimate::memory: recipe and training flags", "[memory][recipe]") {
   }
   SECTION("errors name the flag") {
     in.recipe = "torchtun";
-    CHECK_THROWS_WITH(make(in), Catch::Contains("--recipe: expected one of torchtune,") && Catch::Contains("did you mean 'torchtune'"));
+    CHECK_THROWS_WITH(make(in), Catch::Contains("--recipe: expected one of torchtune,") &&
+                                    Catch::Contains("did you mean 'torchtune'"));
     in.recipe = "";
     in.task = "inference";
     in.chunked_loss = "on";

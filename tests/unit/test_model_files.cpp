@@ -1,14 +1,13 @@
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli_fixture.h"
 #include "gpuadvisor/catalog/model.h"
@@ -141,8 +140,9 @@ TEST_CASE("catalog::read_model_file reads the good fixtures exactly", "[modelfil
     CHECK(s.params == 0);
     CHECK(s.bytes == 16060522496.0);
     CHECK(s.dtypes == "unknown");
-    CHECK(s.note == "2 of 2 shards not beside the index: weight bytes from the index's metadata.total_size, "
-                    "parameters unknown");
+    CHECK(s.note ==
+          "2 of 2 shards not beside the index: weight bytes from the index's metadata.total_size, "
+          "parameters unknown");
   }
   SECTION("GGUF v3 with F32, Q4_K, Q6_K and Q8_0 tensors and string arrays in the metadata") {
     auto s = catalog::read_model_file(fixture("tiny.gguf"));
@@ -537,9 +537,10 @@ TEST_CASE("catalog::model_from_hf_config errors name the file, line and field", 
         "config.json:1: field 'num_hidden_layers': missing (also looked for 'n_layer', 'num_layers', 'n_layers'); the "
         "number of layers is required (model type \"llamma\" is not one gpuadvisor knows, did you mean 'llama'?, so it "
         "was read from the standard keys)");
-  CHECK(config_error(R"({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
+  CHECK(
+      config_error(R"({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
     "intermediate_size": 16})") ==
-        "config.json:1: field 'hidden_size': missing (also looked for 'n_embd', 'd_model'); the model width is required");
+      "config.json:1: field 'hidden_size': missing (also looked for 'n_embd', 'd_model'); the model width is required");
   CHECK(config_error("{\"model_type\": \"llama\",\n\"num_hidden_layers\": \"32\"}") ==
         "config.json:2: field 'num_hidden_layers': expected a whole number, got \"32\"");
   CHECK(config_error(R"({"model_type": "llama", "num_hidden_layers": 0})") ==
@@ -566,19 +567,22 @@ TEST_CASE("catalog::read_model_file names Git LFS pointers and reads indexes bes
   auto shard = tmp.write("model-00001-of-00002.safetensors", pointer);
   tmp.write("model-00002-of-00002.safetensors", pointer);
   SECTION("a pointer given directly") {
-    CHECK(read_error(shard) == shard + ": a Git LFS pointer to 4976698672 bytes, not the weights (the clone was made "
-                                       "without git-lfs): run 'git lfs pull' there, or give the "
-                                       ".safetensors.index.json, whose metadata.total_size is read");
+    CHECK(read_error(shard) == shard +
+                                   ": a Git LFS pointer to 4976698672 bytes, not the weights (the clone was made "
+                                   "without git-lfs): run 'git lfs pull' there, or give the "
+                                   ".safetensors.index.json, whose metadata.total_size is read");
   }
   SECTION("an index whose shards are pointers: bytes from metadata.total_size") {
-    auto p = tmp.write("model.safetensors.index.json",
-                       R"({"metadata": {"total_size": 9953397248}, "weight_map": {"a": "model-00001-of-00002.safetensors",
+    auto p =
+        tmp.write("model.safetensors.index.json",
+                  R"({"metadata": {"total_size": 9953397248}, "weight_map": {"a": "model-00001-of-00002.safetensors",
                        "b": "model-00002-of-00002.safetensors"}})");
     auto s = catalog::read_model_file(p);
     CHECK(s.params == 0);
     CHECK(s.bytes == 9953397248.0);
-    CHECK(s.note == "2 of 2 shards are Git LFS pointers: weight bytes from the index's metadata.total_size, "
-                    "parameters unknown");
+    CHECK(s.note ==
+          "2 of 2 shards are Git LFS pointers: weight bytes from the index's metadata.total_size, "
+          "parameters unknown");
   }
 }
 
@@ -642,9 +646,9 @@ TEST_CASE("catalog::read_model_file reads every part of a split GGUF set", "[mod
   CHECK(s.dtypes == "F32 x 2");
   CHECK(s.note == "the 2 parts of a split GGUF set");
   fs::remove(tmp.path("m-00002-of-00002.gguf"));
-  CHECK(read_error(tmp.path("m-00001-of-00002.gguf")) ==
-        tmp.path("m-00001-of-00002.gguf") + ": part 2 of the split GGUF set (" + tmp.path("m-00002-of-00002.gguf") +
-            ") is not beside it");
+  CHECK(read_error(tmp.path("m-00001-of-00002.gguf")) == tmp.path("m-00001-of-00002.gguf") +
+                                                             ": part 2 of the split GGUF set (" +
+                                                             tmp.path("m-00002-of-00002.gguf") + ") is not beside it");
 }
 
 TEST_CASE("catalog::read_model_file caps GGUF metadata work and safetensors tensor counts", "[modelfiles]") {
@@ -669,11 +673,10 @@ TEST_CASE("catalog::read_model_file caps GGUF metadata work and safetensors tens
 TEST_CASE("catalog::read_model_file counts GPTQ and AWQ packed weights", "[modelfiles]") {
   TempDir tmp("gptq");
   // One 4-bit GPTQ layer of 64 x 16 weights: qweight [64/8, 16] int32, scales and qzeros.
-  std::string header =
-      R"({"l.qweight":{"dtype":"I32","shape":[8,16],"data_offsets":[0,512]},)"
-      R"("l.scales":{"dtype":"F16","shape":[1,16],"data_offsets":[512,544]},)"
-      R"("l.qzeros":{"dtype":"I32","shape":[1,2],"data_offsets":[544,552]},)"
-      R"("norm.weight":{"dtype":"F16","shape":[16],"data_offsets":[552,584]}})";
+  std::string header = R"({"l.qweight":{"dtype":"I32","shape":[8,16],"data_offsets":[0,512]},)"
+                       R"("l.scales":{"dtype":"F16","shape":[1,16],"data_offsets":[512,544]},)"
+                       R"("l.qzeros":{"dtype":"I32","shape":[1,2],"data_offsets":[544,552]},)"
+                       R"("norm.weight":{"dtype":"F16","shape":[16],"data_offsets":[552,584]}})";
   auto p = tmp.write("gptq.safetensors", safetensors(header, 584));
   auto s = catalog::read_model_file(p);
   CHECK(s.params == 64 * 16 + 16);

@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -71,7 +70,8 @@ rules::InspectReport inspect_fixture(const std::string& fixture) {
 }
 
 Verdict verdict_of(const rules::CardReport& c, const std::string& check_id) {
-  auto it = std::find_if(c.items.begin(), c.items.end(), [&](const rules::InspectItem& i) { return i.check == check_id; });
+  auto it =
+      std::find_if(c.items.begin(), c.items.end(), [&](const rules::InspectItem& i) { return i.check == check_id; });
   INFO(check_id);
   REQUIRE(it != c.items.end());
   return it->verdict;
@@ -160,8 +160,8 @@ TEST_CASE("ops::compat tables", "[compat]") {
     CHECK(t.arch("ampere")->framework_for(Framework::pytorch, "8.0").first == "1.7");
     CHECK(t.arch("ampere")->framework_for(Framework::pytorch, "8.6").first == "1.8");
     CHECK(t.arch("ampere")->framework_for(Framework::tensorflow, "8.0").first == "2.4");
-    CHECK(t.arch("hopper")->framework_for(Framework::pytorch, "9.0").first == "2.0");  // not 2.1
-    CHECK(t.arch("hopper")->framework_for(Framework::jax, "9.0").first == "0.4.12");   // not 0.4.1
+    CHECK(t.arch("hopper")->framework_for(Framework::pytorch, "9.0").first == "2.0");   // not 2.1
+    CHECK(t.arch("hopper")->framework_for(Framework::jax, "9.0").first == "0.4.12");    // not 0.4.1
     CHECK(t.arch("ada")->framework_for(Framework::tensorflow, "8.9").first == "2.12");  // not 2.11
     CHECK_FALSE(t.arch("ada")->framework_for(Framework::pytorch, "8.9").first);         // no sm_89 wheels
     CHECK(t.arch("ada")->framework_for(Framework::pytorch, "8.9").runs_from == "1.8");
@@ -196,8 +196,9 @@ TEST_CASE("ops::compat tables: current toolkits, frameworks and Blackwell capabi
       const char* cuda;
       std::optional<std::string> linux_driver;
     };
-    for (const auto& [cuda, linux_driver] : {Row{"13.0", "580.65.06"}, Row{"13.1", "590.44.01"}, Row{"13.2", "595.45.04"},
-                                             Row{"13.3", "610.43.02"}, Row{"13.4", "615"}, Row{"13.5", std::nullopt}}) {
+    for (const auto& [cuda, linux_driver] :
+         {Row{"13.0", "580.65.06"}, Row{"13.1", "590.44.01"}, Row{"13.2", "595.45.04"}, Row{"13.3", "610.43.02"},
+          Row{"13.4", "615"}, Row{"13.5", std::nullopt}}) {
       INFO(cuda);
       const auto* row = t.cuda(V(cuda));
       REQUIRE(row);
@@ -263,7 +264,8 @@ TEST_CASE("ops::compat tables: current toolkits, frameworks and Blackwell capabi
     CHECK(bw->first_cuda_for("12.0") == "12.8");
     CHECK(bw->first_cuda_for("12.1") == "12.9");
     CHECK(t.arch_for_cc("11.0") == bw);
-    CHECK(catalog::resolve_arch(t, "sm_101").error() == "NVIDIA renumbered compute capability 10.1 to 11.0: ask with --arch 11.0");
+    CHECK(catalog::resolve_arch(t, "sm_101").error() ==
+          "NVIDIA renumbered compute capability 10.1 to 11.0: ask with --arch 11.0");
     CHECK(catalog::resolve_arch(t, "sm_110")->cc == "11.0");
     // PyTorch: native sm_100/sm_120 from 2.7, sm_110 from 2.9 (aarch64 CUDA 13.0 wheels); no sm_103/sm_121 wheels.
     CHECK(bw->framework_for(Framework::pytorch, "12.0").first == "2.7");
@@ -294,17 +296,20 @@ TEST_CASE("ops::compat: Blackwell capabilities and current releases", "[compat]"
   SECTION("RTX 5090: the first PyTorch with sm_120 kernels is 2.7, in its CUDA 12.8 wheels") {
     auto r = ask("rtx-5090", {}, {}, Framework::pytorch);
     CHECK(r.answer == Answer::yes);
-    CHECK(check(r, "framework").detail == "the first release with prebuilt Blackwell (sm_120) support is 2.7 (its CUDA 12.8 build)");
+    CHECK(check(r, "framework").detail ==
+          "the first release with prebuilt Blackwell (sm_120) support is 2.7 (its CUDA 12.8 build)");
     auto old = ask("rtx-5090", {}, {}, Framework::pytorch, "2.6");
     CHECK(old.answer == Answer::no);
     CHECK(check(old, "framework").needed == "PyTorch 2.7 or newer (its CUDA 12.8 build)");
     CHECK(check(ask("rtx-5090", {}, {}, Framework::pytorch, "2.7"), "framework").detail ==
-          "PyTorch 2.7 has prebuilt Blackwell (sm_120) support in its CUDA 12.8 build (its CUDA 11.8 and 12.6 builds have no "
+          "PyTorch 2.7 has prebuilt Blackwell (sm_120) support in its CUDA 12.8 build (its CUDA 11.8 and 12.6 builds "
+          "have no "
           "sm_120 code)");
   }
   SECTION("PyTorch 2.12 on RTX 5090: the CUDA 13.0 build, as 2.12 has no CUDA 12.8 build") {
     CHECK(check(ask("rtx-5090", {}, {}, Framework::pytorch, "2.12"), "framework").detail ==
-          "PyTorch 2.12 has prebuilt Blackwell (sm_120) support in its CUDA 13.0 build (its CUDA 12.6 build has no sm_120 "
+          "PyTorch 2.12 has prebuilt Blackwell (sm_120) support in its CUDA 13.0 build (its CUDA 12.6 build has no "
+          "sm_120 "
           "code)");
     auto cu128 = ask("rtx-5090", "12.8", {}, Framework::pytorch, "2.12");
     CHECK(check(cu128, "framework-cuda").answer == Answer::limited);
@@ -315,7 +320,8 @@ TEST_CASE("ops::compat: Blackwell capabilities and current releases", "[compat]"
     CHECK(check(by_cc("11.0", "13.0"), "cuda").answer == Answer::yes);
     auto pt = by_cc("11.0", {}, Framework::pytorch, "2.9");
     CHECK(check(pt, "framework").detail ==
-          "PyTorch 2.9 has prebuilt Blackwell (sm_110) support in its CUDA 13.0 build (its CUDA 12.6 and 12.8 builds have no "
+          "PyTorch 2.9 has prebuilt Blackwell (sm_110) support in its CUDA 13.0 build (its CUDA 12.6 and 12.8 builds "
+          "have no "
           "sm_110 code)");
     CHECK(by_cc("11.0", {}, Framework::pytorch, "2.8").answer == Answer::no);
     CHECK(by_cc("11.0", {}, Framework::jax).answer == Answer::unknown);
@@ -331,7 +337,8 @@ TEST_CASE("ops::compat: Blackwell capabilities and current releases", "[compat]"
     CHECK(check(r, "framework").detail ==
           "JAX 0.8.0 has prebuilt Hopper (sm_90) support in its CUDA 12.9 build (jax-cuda12-plugin)");
     CHECK(check(ask("h100-sxm", "13.0", {}, Framework::jax, "0.8.0"), "framework").detail ==
-          "JAX 0.8.0 has prebuilt Hopper (sm_90) support in its CUDA 13.0 build (jax-cuda13-plugin)");  // the asked toolkit's
+          "JAX 0.8.0 has prebuilt Hopper (sm_90) support in its CUDA 13.0 build (jax-cuda13-plugin)");  // the asked
+                                                                                                        // toolkit's
     auto limited = ask("h100-sxm", "12.4", {}, Framework::jax, "0.8.0");
     CHECK(check(limited, "framework-cuda").answer == Answer::limited);
     CHECK(check(limited, "framework-cuda").detail == "JAX 0.8.0 has official builds for CUDA 12.9 and 13.0 only");
@@ -366,7 +373,8 @@ TEST_CASE("ops::compat", "[compat]") {
     auto r = ask("h100-sxm", {}, {}, Framework::pytorch, "2.0.1");
     CHECK(r.answer == Answer::yes);
     CHECK(check(r, "framework").detail ==
-          "PyTorch 2.0.1 has prebuilt Hopper (sm_90) support in its CUDA 11.8 build (its CUDA 11.7 build has no sm_90 code)");
+          "PyTorch 2.0.1 has prebuilt Hopper (sm_90) support in its CUDA 11.8 build (its CUDA 11.7 build has no sm_90 "
+          "code)");
   }
   SECTION("Ada runs PyTorch's sm_86 code from 1.8; TensorFlow needs 2.12") {
     CHECK(ask("rtx-4090", {}, {}, Framework::pytorch, "1.7").answer == Answer::no);
@@ -381,7 +389,8 @@ TEST_CASE("ops::compat", "[compat]") {
     auto ada = check(ask("rtx-4090", "11.7"), "cuda");
     CHECK(ada.answer == Answer::limited);
     CHECK(ada.detail ==
-          "CUDA 11.7 cannot build native sm_89 code (the first toolkit that can is 11.8), but the sm_86 code it builds runs "
+          "CUDA 11.7 cannot build native sm_89 code (the first toolkit that can is 11.8), but the sm_86 code it builds "
+          "runs "
           "on sm_89 (binary compatibility within compute capability 8.x)");
     auto volta = check(ask("v100-sxm2-32gb", "13.0"), "cuda");
     CHECK(volta.answer == Answer::no);
@@ -408,7 +417,8 @@ TEST_CASE("ops::compat", "[compat]") {
   }
   SECTION("what users type is checked against the tables") {
     const auto& t = CompatTable::embedded();
-    CHECK(catalog::parse_cuda_release(t, "12.7").error() == "CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8");
+    CHECK(catalog::parse_cuda_release(t, "12.7").error() ==
+          "CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8");
     CHECK(catalog::parse_cuda_release(t, "9.2"));   // older than the table: answered from the architecture data
     CHECK(catalog::parse_cuda_release(t, "13.6"));  // newer than the table
     CHECK(catalog::parse_cuda_release(t, "twelve").error() == "expected a CUDA version like 12.4, got \"twelve\"");
@@ -416,7 +426,8 @@ TEST_CASE("ops::compat", "[compat]") {
           "PyTorch 1.14 is not a release in the table; the nearest are 1.13 and 2.0");
     CHECK(catalog::parse_framework_release(t, Framework::pytorch, "2.7"));
     CHECK(catalog::resolve_arch(t, "hoper").error() ==
-          "unknown architecture \"hoper\", did you mean 'hopper'? (expected volta, turing, ampere, ada, hopper, blackwell, or a "
+          "unknown architecture \"hoper\", did you mean 'hopper'? (expected volta, turing, ampere, ada, hopper, "
+          "blackwell, or a "
           "compute capability like 8.6)");
     auto sm86 = catalog::resolve_arch(t, "sm_86");
     REQUIRE(sm86);
@@ -444,10 +455,14 @@ TEST_CASE("ops::compat command", "[compat]") {
   SECTION("usage errors exit 2 with one line and a suggestion") {
     auto r = test::run_cli({"compat", "--gpu", "h100-sxm", "--framework", "pytroch"});
     CHECK(r.code == 2);
-    CHECK(r.err == "gpuadvisor: error: --framework: expected one of pytorch, tensorflow, jax, got \"pytroch\", did you mean 'pytorch'?\n");
+    CHECK(r.err ==
+          "gpuadvisor: error: --framework: expected one of pytorch, tensorflow, jax, got \"pytroch\", did you mean "
+          "'pytorch'?\n");
     r = test::run_cli({"compat", "--gpu", "h100-sxm", "--cuda", "12.7"});
     CHECK(r.code == 2);
-    CHECK(r.err == "gpuadvisor: error: --cuda: CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8\n");
+    CHECK(
+        r.err ==
+        "gpuadvisor: error: --cuda: CUDA 12.7 is not a toolkit release in the table; the nearest are 12.6 and 12.8\n");
     r = test::run_cli({"compat", "--gpu", "rtx-4909"});
     CHECK(r.code == 2);
     CHECK(r.err.find("did you mean 'rtx-4090'?") != std::string::npos);
@@ -470,8 +485,8 @@ TEST_CASE("ops::compat command", "[compat]") {
     j = util::Json::parse(test::run_cli({"compat", "--arch", "blackwell", "--format", "json"}).out);
     CHECK(j["features"]["mig"] == true);  // on some products of the architecture
     CHECK(j["features"]["mig_instances"].is_null());
-    auto unknown = test::run_cli({"compat", "--catalog", test::source_path("tests/fixtures/catalog/mig-unknown.json"), "--gpu",
-                                  "mig-unknown-gpu", "--format", "json"});
+    auto unknown = test::run_cli({"compat", "--catalog", test::source_path("tests/fixtures/catalog/mig-unknown.json"),
+                                  "--gpu", "mig-unknown-gpu", "--format", "json"});
     REQUIRE(unknown.code == 0);
     j = util::Json::parse(unknown.out);
     CHECK(j["features"]["mig"].is_null());
@@ -545,7 +560,8 @@ TEST_CASE("ops::errors", "[diagnose]") {
   CHECK(first("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED") == "cudnn-status-not-initialized");
   CHECK(first("RuntimeError: CUDA error: out of memory") == "cuda-out-of-memory");
   CHECK(first("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB") == "cuda-out-of-memory");
-  CHECK(first("RuntimeError: CUDA error: no kernel image is available for execution on the device") == "cuda-no-kernel-image");
+  CHECK(first("RuntimeError: CUDA error: no kernel image is available for execution on the device") ==
+        "cuda-no-kernel-image");
   CHECK(first("CUDA driver version is insufficient for CUDA runtime version") == "cuda-driver-insufficient");
   CHECK(first("cuda-out-of-memory") == "cuda-out-of-memory");
   CHECK(t.match("NOT_INITIALIZED").size() == 2);  // cuDNN and cuBLAS
@@ -607,8 +623,9 @@ TEST_CASE("ops::xid log scan", "[diagnose]") {
     CHECK(s->warnings[0].what ==
           "malformed Xid line skipped: no Xid number after the address; expected 'NVRM: Xid "
           "(PCI:0000:3b:00): 79, ...', got \"NVRM: Xid (PCI:0000:18:00): pid=24561, name=python3, truncated\"");
-    auto cut = rules::scan_xid_log("[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n[ 2.0] NVRM: Xid (PCI:0000:3b",
-                                   "cut.log", table);
+    auto cut = rules::scan_xid_log(
+        "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n[ 2.0] NVRM: Xid (PCI:0000:3b", "cut.log",
+        table);
     REQUIRE(cut);
     CHECK(cut->events == 1);
     CHECK(cut->critical == 1);
@@ -630,7 +647,8 @@ TEST_CASE("ops::diagnose command", "[diagnose]") {
     CHECK(test::run_cli({"diagnose", "Xid79"}).code == 0);
   }
   SECTION("error texts, and what is not known") {
-    CHECK(test::run_cli({"diagnose", "CUDNN_STATUS_NOT_INITIALIZED"}).out.rfind("cudnn-status-not-initialized (cudnn)\n", 0) == 0);
+    CHECK(test::run_cli({"diagnose", "CUDNN_STATUS_NOT_INITIALIZED"})
+              .out.rfind("cudnn-status-not-initialized (cudnn)\n", 0) == 0);
     auto r = test::run_cli({"diagnose", "CUDNN_STATUS_NOT_INITIALISED"});
     CHECK(r.code == 2);
     CHECK(r.err.find("did you mean 'CUDNN_STATUS_NOT_INITIALIZED'?") != std::string::npos);
@@ -680,8 +698,10 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     CHECK(parse_error("garbage.bin").rfind("garbage.bin:1: binary data (byte 0x", 0) == 0);
     CHECK(parse_error("no-header.csv") ==
           "no-header.csv:1: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got \"0, NVIDIA "
-          "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; a capture without a header (csv,noheader) is read only "
-          "with the documented field list (35 values per row, this row has 5); 'gpuadvisor inspect --print-query' prints the "
+          "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; a capture without a header (csv,noheader) is read "
+          "only "
+          "with the documented field list (35 values per row, this row has 5); 'gpuadvisor inspect --print-query' "
+          "prints the "
           "command");
     auto none = rules::parse_smi_csv("No devices were found\n", "smi");
     CHECK(none.error() == "smi:1: nvidia-smi found no GPUs (\"No devices were found\")");
@@ -690,7 +710,8 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     std::string many = "index, name\n";
     for (std::size_t i = 0; i <= rules::kMaxSmiRows; ++i) many += std::to_string(i) + ", NVIDIA A100-SXM4-80GB\n";
     auto over = rules::parse_smi_csv(many, "many");
-    CHECK(over.error() == "many:8194: more than 8,192 GPU rows in one capture (at most 1,024 eight-GPU servers); split it by host");
+    CHECK(over.error() ==
+          "many:8194: more than 8,192 GPU rows in one capture (at most 1,024 eight-GPU servers); split it by host");
     many.erase(many.rfind("8192, "));
     auto at_cap = rules::parse_smi_csv(many, "many");
     REQUIRE(at_cap);
@@ -742,9 +763,10 @@ TEST_CASE("rules::inspect checks", "[inspect]") {
     CHECK(r.verdict == Verdict::warn);
     const auto& c = r.cards[0];
     CHECK(verdict_of(c, "power-cap") == Verdict::warn);
-    CHECK(c.items[static_cast<std::size_t>(std::find_if(c.items.begin(), c.items.end(), [](const rules::InspectItem& i) {
-                                             return i.check == "power-cap";
-                                           }) - c.items.begin())]
+    CHECK(c.items[static_cast<std::size_t>(
+                      std::find_if(c.items.begin(), c.items.end(),
+                                   [](const rules::InspectItem& i) { return i.check == "power-cap"; }) -
+                      c.items.begin())]
               .message.rfind("capped at 280 W of its default 350 W", 0) == 0);
     CHECK(verdict_of(c, "temperature") == Verdict::warn);  // 86 C, no slowdown threshold captured
     CHECK(verdict_of(c, "throttle") == Verdict::warn);     // software thermal slowdown
@@ -762,7 +784,8 @@ TEST_CASE("rules::inspect checks", "[inspect]") {
   }
   SECTION("a lost GPU fails at once") {
     static const auto cat = catalog::Catalog::load({});
-    auto cap = rules::parse_smi_csv("name, pci.bus_id, temperature.gpu\nNVIDIA H100 80GB HBM3, 00000000:18:00.0, [GPU is lost]\n", "lost");
+    auto cap = rules::parse_smi_csv(
+        "name, pci.bus_id, temperature.gpu\nNVIDIA H100 80GB HBM3, 00000000:18:00.0, [GPU is lost]\n", "lost");
     REQUIRE(cap);
     auto r = rules::inspect(*cap, cat, CompatTable::embedded());
     REQUIRE(r);
@@ -783,17 +806,20 @@ TEST_CASE("rules::inspect checks", "[inspect]") {
 TEST_CASE("rules::inspect command", "[inspect]") {
   SECTION("exit 1 on a FAIL item, 0 otherwise, 2 on bad input") {
     CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/h100-ecc.csv")}).code == 1);
-    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/rtx4090-pcie-x8.csv")}).code == 1);
+    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/rtx4090-pcie-x8.csv")}).code ==
+          1);
     CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/a100-healthy.csv")}).code == 0);
-    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/rtx3090-power-capped.csv")}).code == 0);
+    CHECK(test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/rtx3090-power-capped.csv")})
+              .code == 0);
     auto r = test::run_cli({"inspect", "--from", test::source_path("tests/fixtures/inspect/empty.csv")});
     CHECK(r.code == 2);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
   SECTION("without --from: nvidia-smi from PATH, with a fixed argument list and no shell") {
-    FakeSmi smi("case \"$1\" in --query-gpu=index,name,pci.bus_id,*) ;; *) echo \"bad args: $*\" >&2; exit 9;; esac\n"
-                "[ \"$2\" = --format=csv ] && [ $# -eq 2 ] || exit 9\n" +
-                print_file("tests/fixtures/inspect/a100-healthy.csv"));
+    FakeSmi smi(
+        "case \"$1\" in --query-gpu=index,name,pci.bus_id,*) ;; *) echo \"bad args: $*\" >&2; exit 9;; esac\n"
+        "[ \"$2\" = --format=csv ] && [ $# -eq 2 ] || exit 9\n" +
+        print_file("tests/fixtures/inspect/a100-healthy.csv"));
     auto r = test::run_cli({"inspect", "--format", "json"});
     INFO(r.err);
     CHECK(r.code == 0);
@@ -802,8 +828,10 @@ TEST_CASE("rules::inspect command", "[inspect]") {
     CHECK(j["gpus"].size() == 2);
   }
   SECTION("an older driver that rejects a field gets the shorter list") {
-    FakeSmi smi("case \"$1\" in *tlimit*) echo 'Field \"temperature.gpu.tlimit\" is not a valid field to query.'; exit 2;; esac\n" +
-                print_file("tests/fixtures/inspect/rtx3090-power-capped.csv"));
+    FakeSmi smi(
+        "case \"$1\" in *tlimit*) echo 'Field \"temperature.gpu.tlimit\" is not a valid field to query.'; exit 2;; "
+        "esac\n" +
+        print_file("tests/fixtures/inspect/rtx3090-power-capped.csv"));
     auto r = test::run_cli({"inspect"});
     INFO(r.err);
     CHECK(r.code == 0);
@@ -815,7 +843,8 @@ TEST_CASE("rules::inspect command", "[inspect]") {
       auto r = test::run_cli({"inspect"});
       CHECK(r.code == 2);
       CHECK(r.err ==
-            "gpuadvisor: error: nvidia-smi exited with status 9: \"NVIDIA-SMI has failed because it couldn't communicate with "
+            "gpuadvisor: error: nvidia-smi exited with status 9: \"NVIDIA-SMI has failed because it couldn't "
+            "communicate with "
             "the NVIDIA driver.\"\n");
     }
     FakeSmi none("");
@@ -824,7 +853,9 @@ TEST_CASE("rules::inspect command", "[inspect]") {
     CHECK(r.err == "gpuadvisor: error: nvidia-smi not found on PATH; use --nvidia-smi PATH or --from FILE\n");
     auto p = test::run_cli({"inspect", "--nvidia-smi", "/nonexistent/nvidia-smi"});
     CHECK(p.code == 2);
-    CHECK(p.err == "gpuadvisor: error: --nvidia-smi: \"/nonexistent/nvidia-smi\" not found or not executable; use --from FILE\n");
+    CHECK(
+        p.err ==
+        "gpuadvisor: error: --nvidia-smi: \"/nonexistent/nvidia-smi\" not found or not executable; use --from FILE\n");
   }
 }
 
@@ -854,7 +885,8 @@ TEST_CASE("ops::xid log scan: addresses, timestamps, recovery actions, Xid-less 
     CHECK(rules::normalise_pci("0009:1:0") == "0009:01:00");
     CHECK(rules::normalise_pci("0x26:0x56") == "");
     CHECK(rules::normalise_pci("hello") == "");
-    auto s = rules::scan_xid_log("NVRM: Xid (PCI:0000:3b:00.0): 79, a\nNVRM: Xid (PCI:0000:3b:00): 79, b\n", "x", table);
+    auto s =
+        rules::scan_xid_log("NVRM: Xid (PCI:0000:3b:00.0): 79, a\nNVRM: Xid (PCI:0000:3b:00): 79, b\n", "x", table);
     REQUIRE(s);
     CHECK(s->gpus == std::vector<std::string>{"0000:3b:00"});
     REQUIRE(s->groups.size() == 1);
@@ -952,7 +984,8 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     CHECK(*c->cell(c->rows[0], "name") == "NVIDIA A100-SXM4-80GB");
   }
   SECTION("the table and -q outputs name the command to capture with") {
-    auto t = rules::parse_smi_csv("+-----------------------------------------------------------------------------+\n", "t.txt");
+    auto t = rules::parse_smi_csv("+-----------------------------------------------------------------------------+\n",
+                                  "t.txt");
     REQUIRE_FALSE(t);
     CHECK(t.error().find("nvidia-smi's table output") != std::string::npos);
     CHECK(t.error().find(rules::smi_query_command()) != std::string::npos);
@@ -962,7 +995,8 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
   }
   SECTION("MIG mode against the GPU's own record: a pending change, a card without MIG, the instances") {
     auto mig_items = [&](const std::string& row) {
-      auto c = rules::parse_smi_csv("name, memory.total [MiB], mig.mode.current, mig.mode.pending\n" + row + "\n", "mig.csv");
+      auto c = rules::parse_smi_csv("name, memory.total [MiB], mig.mode.current, mig.mode.pending\n" + row + "\n",
+                                    "mig.csv");
       REQUIRE(c);
       auto r = rules::inspect(*c, cat, compat);
       REQUIRE(r);
@@ -975,7 +1009,8 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     REQUIRE(on.size() == 1);
     CHECK(on[0].verdict == Verdict::pass);
     CHECK(on[0].message ==
-          "MIG mode is enabled (up to 7 instances): CUDA programs see the MIG instances, not the whole GPU (nvidia-smi mig "
+          "MIG mode is enabled (up to 7 instances): CUDA programs see the MIG instances, not the whole GPU (nvidia-smi "
+          "mig "
           "-lgi lists them)");
     auto pending = mig_items("NVIDIA H100 80GB HBM3, 81559 MiB, Disabled, Enabled");
     REQUIRE(pending.size() == 1);
@@ -997,10 +1032,11 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     CHECK(off[0].message == "MIG mode is disabled; this GPU supports MIG (up to 7 instances)");
   }
   SECTION("the remapped-row counters captured but not reported are a WARN, not a silent pass") {
-    auto c = rules::parse_smi_csv("name, memory.total [MiB], mig.mode.current, remapped_rows.correctable, remapped_rows.uncorrectable, "
-                                  "remapped_rows.pending, remapped_rows.failure\n"
-                                  "NVIDIA A100-SXM4-80GB, 81920 MiB, Enabled, [N/A], [N/A], [N/A], [N/A]\n",
-                                  "mig.csv");
+    auto c = rules::parse_smi_csv(
+        "name, memory.total [MiB], mig.mode.current, remapped_rows.correctable, remapped_rows.uncorrectable, "
+        "remapped_rows.pending, remapped_rows.failure\n"
+        "NVIDIA A100-SXM4-80GB, 81920 MiB, Enabled, [N/A], [N/A], [N/A], [N/A]\n",
+        "mig.csv");
     REQUIRE(c);
     auto r = rules::inspect(*c, cat, compat);
     REQUIRE(r);
@@ -1066,8 +1102,10 @@ TEST_CASE("rules::inspect and the log scan never crash on damaged input", "[insp
     auto c = rules::parse_smi_csv(in, "fuzz.csv");
     if (!c) continue;
     auto r = rules::inspect(*c, cat, compat);
-    if (r) ++ok;
-    else CHECK(r.error().rfind("fuzz.csv:", 0) == 0);
+    if (r)
+      ++ok;
+    else
+      CHECK(r.error().rfind("fuzz.csv:", 0) == 0);
   }
   CHECK(ok > 0);
   for (std::size_t n = 0; n <= log.size(); n += 5) {

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <sstream>
 #include <string>
 
@@ -13,14 +12,17 @@ using namespace gpuadvisor;
 TEST_CASE("util::escape_controls: C0 as \\xNN, DEL and C1 as \\u00NN, the rest unchanged", "[output]") {
   CHECK(util::escape_controls("Clear \x1b[2J GPU") == "Clear \\x1b[2J GPU");
   CHECK(util::escape_controls("a\nb\tc\rd\x7f\x07") == "a\\x0ab\\x09c\\x0dd\\u007f\\x07");
-  CHECK(util::escape_controls("CSI \xC2\x9B" "2J") == "CSI \\u009b2J");
-  CHECK(util::escape_controls("RTX 4090 \xC3\x97 2 \xE2\x80\x94 \xC2\xA0") == "RTX 4090 \xC3\x97 2 \xE2\x80\x94 \xC2\xA0");
+  CHECK(util::escape_controls("CSI \xC2\x9B"
+                              "2J") == "CSI \\u009b2J");
+  CHECK(util::escape_controls("RTX 4090 \xC3\x97 2 \xE2\x80\x94 \xC2\xA0") ==
+        "RTX 4090 \xC3\x97 2 \xE2\x80\x94 \xC2\xA0");
   CHECK(util::escape_controls("keep\nthis", "\n") == "keep\nthis");
   CHECK(util::has_control("x\x1b"));
   CHECK(util::has_control("\xC2\x85"));
   CHECK_FALSE(util::has_control("H100 SXM \xC2\xB1"));
   // Error lines and quoted values show control bytes the same way.
-  CHECK(util::quote("a\x1b" "b") == "\"a\\x1bb\"");
+  CHECK(util::quote("a\x1b"
+                    "b") == "\"a\\x1bb\"");
 }
 
 TEST_CASE("report::safe_text and SafeStreambuf: no raw control byte from input reaches the output", "[output]") {
@@ -38,7 +40,10 @@ TEST_CASE("report::safe_text and SafeStreambuf: no raw control byte from input r
   };
   CHECK(through({"Fits on Clear \x1b[2J GPU\n", "next line\n"}, 0) == "Fits on Clear \\x1b[2J GPU\nnext line\n");
   CHECK(through({"a\x1b", "[2J\n"}, 0) == "a\\x1b[2J\n");
-  CHECK(through({"C1 \xC2", "\x9B" "2J\n"}, 0) == "C1 \\u009b2J\n");
+  CHECK(through({"C1 \xC2",
+                 "\x9B"
+                 "2J\n"},
+                0) == "C1 \\u009b2J\n");
   // JSON strings may hold DEL and C1 raw; their escapes keep the JSON valid.
   CHECK(through({"{\"name\": \"a\x7f\xC2\x85\"}\n"}, 0) == "{\"name\": \"a\\u007f\\u0085\"}\n");
   CHECK(through({"ends in ESC \x1b"}, 1 << 14) == "ends in ESC \\x1b");
@@ -116,8 +121,9 @@ TEST_CASE("verbose: -v traces the reasoning on stderr, -vv the arithmetic; silen
   CHECK(v.out == quiet.out);
   CHECK(vv.out == quiet.out);
   CHECK(v.code == quiet.code);
-  CHECK(v.err.find("gpuadvisor: debug: layout: 1 GPU of rtx-4090: tensor parallel 1, pipeline 1, data parallel 1, ZeRO 0, "
-                   "checkpointing full\n") != std::string::npos);
+  CHECK(v.err.find(
+            "gpuadvisor: debug: layout: 1 GPU of rtx-4090: tensor parallel 1, pipeline 1, data parallel 1, ZeRO 0, "
+            "checkpointing full\n") != std::string::npos);
   CHECK(v.err.find("gpuadvisor: debug: memory: ") != std::string::npos);
   CHECK(v.err.find("trace:") == std::string::npos);
   CHECK(vv.err.find("gpuadvisor: trace: memory line weights: ") != std::string::npos);

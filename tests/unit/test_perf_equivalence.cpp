@@ -3,8 +3,6 @@
 // memory estimate against the explained one, bit for bit, over random workloads and every GPU.
 // The generator is a std::mt19937 with a fixed seed, so a failure reproduces exactly.
 #include <catch2/catch.hpp>
-
-#include "test_data.h"
 #include <optional>
 #include <random>
 #include <string>
@@ -18,6 +16,7 @@
 #include "gpuadvisor/estimate/workload.h"
 #include "gpuadvisor/rules/rules.h"
 #include "gpuadvisor/util/json.h"
+#include "test_data.h"
 
 using namespace gpuadvisor;
 
@@ -26,7 +25,6 @@ namespace {
 using test::eff;
 using test::gpus;
 using test::models;
-
 
 // fit() as it was: a binary search over the full estimate, one workload copy per probe.
 estimate::FitResult fit_by_search(const estimate::Workload& w, const catalog::Gpu& gpu, double headroom) {

@@ -1,29 +1,30 @@
 // The host a plan goes into (estimate/platform.h), on the shipped data/platforms.json.
 #include <catch2/catch.hpp>
-
+#include <cstdlib>
 #include <fstream>
 
-#include <cstdlib>
-
-#include "gpuadvisor/util/units.h"
+#include "cli_fixture.h"
 #include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/estimate/platform.h"
 #include "gpuadvisor/rules/recommend.h"
-#include "cli_fixture.h"
+#include "gpuadvisor/util/units.h"
 #include "test_data.h"
 
 using namespace gpuadvisor;
 using estimate::HostProblem;
 
 namespace {
-estimate::Host host(const char* gpu, int count) { return estimate::host_for(*test::gpus().find(gpu), count, test::prices()); }
+estimate::Host host(const char* gpu, int count) {
+  return estimate::host_for(*test::gpus().find(gpu), count, test::prices());
+}
 }  // namespace
 
 TEST_CASE("platform: one PCIe card goes into the buyer's computer; whole systems are planned alone", "[platform]") {
   auto one = host("rtx-5070-ti", 1);
   CHECK_FALSE(one.needed);
   CHECK(one.fits());
-  CHECK(estimate::describe(one, *test::gpus().find("rtx-5070-ti"), 1) == "one card goes into a computer you have (not priced)");
+  CHECK(estimate::describe(one, *test::gpus().find("rtx-5070-ti"), 1) ==
+        "one card goes into a computer you have (not priced)");
   CHECK(host("dgx-spark", 1).fits());
   CHECK(host("dgx-spark", 2).problem == HostProblem::whole_system);
   CHECK(host("jetson-agx-thor", 2).problem == HostProblem::whole_system);
@@ -70,7 +71,8 @@ TEST_CASE("platform: SXM and OAM GPUs need their baseboard system, whatever the 
 
 TEST_CASE("platform: a user's platform replaces the shipped one by id", "[platform]") {
   const std::string path = "/tmp/gpuadvisor-test-platforms.json";
-  std::ofstream(path) << R"({"platforms": [{"id": "workstation-2gpu-1600w", "kind": "workstation", "form_factor": "pcie",
+  std::ofstream(path)
+      << R"({"platforms": [{"id": "workstation-2gpu-1600w", "kind": "workstation", "form_factor": "pcie",
     "gpu_slots": 2, "system_max_power_w": 1440, "host_power_w": 400, "price_usd": 2500,
     "price_source": {"title": "my quote", "url": "https://example.com/q"}, "price_as_of": "2026-11"}]})";
   auto p = catalog::Prices::load({path});
@@ -79,10 +81,14 @@ TEST_CASE("platform: a user's platform replaces the shipped one by id", "[platfo
   auto h = estimate::host_for(gpu, 2, p);
   REQUIRE(h.fits());
   CHECK(h.platform->id == "workstation-4gpu");
-  std::ofstream("/tmp/gpuadvisor-test-bad-platform.json") << R"({"platforms": [{"id": "x", "kind": "desk", "form_factor": "pcie", "gpu_slots": 2}]})";
-  auto bad = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--gpus", "2", "--prices", "/tmp/gpuadvisor-test-bad-platform.json"});
+  std::ofstream("/tmp/gpuadvisor-test-bad-platform.json")
+      << R"({"platforms": [{"id": "x", "kind": "desk", "form_factor": "pcie", "gpu_slots": 2}]})";
+  auto bad = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--gpus", "2", "--prices",
+                            "/tmp/gpuadvisor-test-bad-platform.json"});
   CHECK(bad.code == 2);
-  CHECK(bad.err == "gpuadvisor: error: /tmp/gpuadvisor-test-bad-platform.json:1: field 'kind': expected one of workstation, server, hgx, got \"desk\"\n");
+  CHECK(bad.err ==
+        "gpuadvisor: error: /tmp/gpuadvisor-test-bad-platform.json:1: field 'kind': expected one of workstation, "
+        "server, hgx, got \"desk\"\n");
 }
 
 TEST_CASE("market: a price more than 12 months old is named in every output that uses it", "[market]") {
@@ -91,19 +97,23 @@ TEST_CASE("market: a price more than 12 months old is named in every output that
   CHECK(catalog::stale_price("price", 199000, "2024", "2026-12-02") == "price $199,000 from 2024");
   CHECK(catalog::stale_price("price", 5, "", "2026-12-02") == "price $5 with no date");
   ::setenv("GPUADVISOR_TODAY", "2026-12-02", 1);
-  auto cost = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--gpus", "8", "--hours", "100", "--region", "cn", "--format", "json"});
+  auto cost = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--gpus", "8", "--hours", "100", "--region",
+                             "cn", "--format", "json"});
   REQUIRE(cost.code == 0);
   auto j = util::Json::parse(cost.out);
-  CHECK(j["stale_prices"] == util::Json::parse(R"(["host server-8gpu-pcie-4u: price $12,000 from 2025-05", "electricity $0.09 from 2024-03 per kWh"])"));
+  CHECK(j["stale_prices"] ==
+        util::Json::parse(
+            R"(["host server-8gpu-pcie-4u: price $12,000 from 2025-05", "electricity $0.09 from 2024-03 per kWh"])"));
   CHECK(j["host"]["platform_id"] == "server-8gpu-pcie-4u");
-  auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "lora", "--budget", "400000", "--scenario", "datacenter",
-                            "--format", "json"});
+  auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "lora", "--budget", "400000",
+                            "--scenario", "datacenter", "--format", "json"});
   REQUIRE(rec.code == 0);
   auto r = util::Json::parse(rec.out);
   CHECK(r["plans"][0]["gpu_id"] == "h100-sxm");
   CHECK(r["plans"][0]["price_kind"] == "system");
   bool flagged = false;
-  for (const auto& s : r["stale_prices"]) flagged = flagged || s.get<std::string>() == "host hgx-h100: price $199,000 from 2024";
+  for (const auto& s : r["stale_prices"])
+    flagged = flagged || s.get<std::string>() == "host hgx-h100: price $199,000 from 2024";
   CHECK(flagged);
   ::unsetenv("GPUADVISOR_TODAY");
 }
@@ -111,7 +121,9 @@ TEST_CASE("market: a price more than 12 months old is named in every output that
 TEST_CASE("market: --region picks a dated electricity price; a region without a USD figure is exit 2", "[market]") {
   auto eu = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--region", "eu"});
   CHECK(eu.code == 2);
-  CHECK(eu.err == "gpuadvisor: error: --region eu: no USD price per kWh is published in the data (EUR 0.1902/kWh as published); give --kwh-price\n");
+  CHECK(eu.err ==
+        "gpuadvisor: error: --region eu: no USD price per kWh is published in the data (EUR 0.1902/kWh as published); "
+        "give --kwh-price\n");
   auto typo = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--region", "xx"});
   CHECK(typo.code == 2);
   CHECK(typo.err == "gpuadvisor: error: --region: unknown region \"xx\" (known: us, eu, cn, uk)\n");
@@ -120,21 +132,25 @@ TEST_CASE("market: --region picks a dated electricity price; a region without a 
   CHECK(cn.out.find("$0.09/kWh (region cn, business, as of 2024-03)") != std::string::npos);
 }
 
-TEST_CASE("market: --quotes prices a GPU or a whole system for one run; a bad file is exit 2 naming file:line and field", "[market]") {
+TEST_CASE(
+    "market: --quotes prices a GPU or a whole system for one run; a bad file is exit 2 naming file:line and field",
+    "[market]") {
   const std::string q = test::source_path("docs/examples/quotes.csv");
-  auto one = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--quotes", q, "--format", "json"});
+  auto one =
+      test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--quotes", q, "--format", "json"});
   REQUIRE(one.code == 0);
   auto j = util::Json::parse(one.out);
   CHECK(j["price_kind"] == "quote");
   CHECK(j["purchase_usd"] == 2899);
-  auto sys = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--gpus", "8", "--hours", "10", "--quotes", q, "--format", "json"});
+  auto sys = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--gpus", "8", "--hours", "10", "--quotes", q,
+                            "--format", "json"});
   REQUIRE(sys.code == 0);
   auto s = util::Json::parse(sys.out);
   CHECK(s["purchase_usd"] == 280000);
   CHECK(s["host"]["platform_id"] == "quote-8x-h100-sxm");
   CHECK(s["host"]["price_includes_gpus"] == true);
-  auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--budget", "300000", "--scenario", "datacenter",
-                            "--quotes", q, "--format", "json"});
+  auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--budget", "300000",
+                            "--scenario", "datacenter", "--quotes", q, "--format", "json"});
   REQUIRE(rec.code == 0);
   auto r = util::Json::parse(rec.out);
   CHECK(r["plans"][0]["gpu_id"] == "h100-sxm");
@@ -144,27 +160,34 @@ TEST_CASE("market: --quotes prices a GPU or a whole system for one run; a bad fi
   CHECK(typo.code == 2);
   CHECK(typo.err.find("typo.csv:2: gpu: unknown GPU \"rtx-5909\", did you mean 'rtx-5090'?") != std::string::npos);
   const std::string bad = "/tmp/gpuadvisor-test-quotes.json";
-  std::ofstream(bad) << R"({"quotes": [{"gpu": "h100-sxm", "count": 8, "price_usd": [1], "vendor": "Y", "date": "2026-11"}]})";
+  std::ofstream(bad)
+      << R"({"quotes": [{"gpu": "h100-sxm", "count": 8, "price_usd": [1], "vendor": "Y", "date": "2026-11"}]})";
   auto b = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--hours", "10", "--quotes", bad});
   CHECK(b.code == 2);
-  CHECK(b.err == "gpuadvisor: error: /tmp/gpuadvisor-test-quotes.json:1: field 'price_usd': expected a number or a string, got [1]\n");
+  CHECK(b.err ==
+        "gpuadvisor: error: /tmp/gpuadvisor-test-quotes.json:1: field 'price_usd': expected a number or a string, got "
+        "[1]\n");
   // A CSV line of a million commas is refused at the 65th field, not split into a million strings.
   const std::string wide = "/tmp/gpuadvisor-test-quotes-wide.csv";
   std::ofstream(wide) << std::string(1'000'000, ',') << "\n";
   auto w = test::run_cli({"cost", "--model", "7B", "--gpu", "h100-sxm", "--hours", "10", "--quotes", wide});
   CHECK(w.code == 2);
-  CHECK(w.err == "gpuadvisor: error: /tmp/gpuadvisor-test-quotes-wide.csv:1: more than 64 fields on the line (a quote has "
-                 "gpu, price_usd, vendor, date and count)\n");
+  CHECK(w.err ==
+        "gpuadvisor: error: /tmp/gpuadvisor-test-quotes-wide.csv:1: more than 64 fields on the line (a quote has "
+        "gpu, price_usd, vendor, date and count)\n");
 }
 
 TEST_CASE("check: a --disable or --warnings-as-errors glob that matches no check rule is exit 2", "[check][cli]") {
   const std::string spec = test::source_path("docs/examples/rtx4090-datacenter.json");
   auto off = test::run_cli({"check", spec, "--disable", "nosuchrule"});
   CHECK(off.code == 2);
-  CHECK(off.err == "gpuadvisor: error: --disable: \"nosuchrule\" matches no check rule (gpuadvisor check --list-rules)\n");
+  CHECK(off.err ==
+        "gpuadvisor: error: --disable: \"nosuchrule\" matches no check rule (gpuadvisor check --list-rules)\n");
   auto typo = test::run_cli({"check", spec, "--warnings-as-errors", "qoute-*"});
   CHECK(typo.code == 2);
-  CHECK(typo.err == "gpuadvisor: error: --warnings-as-errors: \"qoute-*\" matches no check rule, did you mean 'quote-*'? (gpuadvisor check --list-rules)\n");
+  CHECK(typo.err ==
+        "gpuadvisor: error: --warnings-as-errors: \"qoute-*\" matches no check rule, did you mean 'quote-*'? "
+        "(gpuadvisor check --list-rules)\n");
   auto near = test::run_cli({"check", spec, "--disable", "no-ecc-production-trainin"});
   CHECK(near.code == 2);
   CHECK(near.err.find("did you mean 'no-ecc-production-training'?") != std::string::npos);
@@ -196,7 +219,8 @@ TEST_CASE("check --format junit: a warning fails the report only when it fails t
   CHECK(strict.code == 1);
 }
 
-TEST_CASE("memory JSON: byte counts are whole bytes; kept_free_bytes is the share the headroom keeps", "[memory][cli]") {
+TEST_CASE("memory JSON: byte counts are whole bytes; kept_free_bytes is the share the headroom keeps",
+          "[memory][cli]") {
   auto r = test::run_cli({"memory", "--model", "10B", "--gpu", "rtx-5090", "--format", "json"});
   REQUIRE(r.code == 0);
   const auto g = util::Json::parse(r.out)["gpu"];
@@ -213,11 +237,13 @@ TEST_CASE("cli: a flag given twice and a negative electricity price get errors a
   CHECK(twice.err == "gpuadvisor: error: --budget: given 2 times; give it once\n");
   auto neg = test::run_cli({"cost", "--model", "7B", "--gpu", "rtx-5090", "--hours", "10", "--kwh-price", "-1"});
   CHECK(neg.code == 2);
-  CHECK(neg.err == "gpuadvisor: error: --kwh-price: expected a price per kWh in USD above 0, like 0.15 or $0.15, got \"-1\"\n");
+  CHECK(neg.err ==
+        "gpuadvisor: error: --kwh-price: expected a price per kWh in USD above 0, like 0.15 or $0.15, got \"-1\"\n");
 }
 
 TEST_CASE("cli: --help names what each flag takes, never CLI11's TEXT", "[cli]") {
-  for (const char* cmd : {"recommend", "memory", "estimate", "cost", "compare", "fit", "check", "inspect", "diagnose", "compat"}) {
+  for (const char* cmd :
+       {"recommend", "memory", "estimate", "cost", "compare", "fit", "check", "inspect", "diagnose", "compat"}) {
     INFO(cmd);
     auto r = test::run_cli({cmd, "--help"});
     CHECK(r.out.find(" TEXT") == std::string::npos);

@@ -1,16 +1,14 @@
 // Property tests (issue 8): invariants of the estimators, the recommender and the JSON outputs over
 // randomly generated workloads and catalogs. The generator is a std::mt19937 with a fixed seed, so
 // a failure reproduces exactly; INFO lines name the case. Tag: [property].
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cli_fixture.h"
-#include "test_data.h"
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
@@ -21,6 +19,7 @@
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/rules/rules.h"
 #include "gpuadvisor/util/json.h"
+#include "test_data.h"
 
 using namespace gpuadvisor;
 using estimate::WorkloadInput;
@@ -35,7 +34,6 @@ using test::rule_set;
 
 constexpr std::uint32_t kSeed = 20261129;
 constexpr double kRel = 1e-9;  // relative slack for floating-point noise
-
 
 class Gen {
  public:
@@ -104,8 +102,8 @@ double per_gpu(const WorkloadInput& in) {
 
 std::string describe(const WorkloadInput& in) {
   return "model " + in.model + ", task " + in.task + ", precision " + in.precision + ", batch " + in.batch +
-         ", seq_len " + in.seq_len + ", gpus " + in.gpus + ", zero " + in.zero + ", checkpointing " +
-         in.checkpointing + ", optimizer " + in.optimizer + ", flash " + in.flash_attention;
+         ", seq_len " + in.seq_len + ", gpus " + in.gpus + ", zero " + in.zero + ", checkpointing " + in.checkpointing +
+         ", optimizer " + in.optimizer + ", flash " + in.flash_attention;
 }
 
 // Sets `field` to each of `values` in turn and checks that memory per GPU never rises along them.
@@ -241,12 +239,16 @@ catalog::Catalog random_catalog(Gen& g) {
     if (!g.coin(0.4)) continue;
     catalog::Gpu x = gpu;
     x.id = gpu.id + "-r" + std::to_string(g.integer(0, 9));
-    if (x.street.usd && g.coin(0.7)) x.street.usd = *x.street.usd * g.uniform(0.3, 2.0);
-    else if (g.coin(0.2)) x.street.usd.reset();
+    if (x.street.usd && g.coin(0.7))
+      x.street.usd = *x.street.usd * g.uniform(0.3, 2.0);
+    else if (g.coin(0.2))
+      x.street.usd.reset();
     if (x.used.usd && g.coin(0.5)) x.used.usd = *x.used.usd * g.uniform(0.3, 1.5);
     if (g.coin(0.3)) x.memory_bytes = std::round(x.memory_bytes * g.pick(std::vector<double>{0.5, 1.5, 2.0}));
-    if (x.tdp_w && g.coin(0.3)) x.tdp_w = std::max(10.0, std::round(*x.tdp_w * g.uniform(0.5, 1.5)));
-    else if (g.coin(0.05)) x.tdp_w.reset();  // power not published
+    if (x.tdp_w && g.coin(0.3))
+      x.tdp_w = std::max(10.0, std::round(*x.tdp_w * g.uniform(0.5, 1.5)));
+    else if (g.coin(0.05))
+      x.tdp_w.reset();  // power not published
     if (x.tdp_w && x.power_min_w && *x.power_min_w > *x.tdp_w) x.power_min_w = x.tdp_w;
     if (x.tdp_w && x.power_max_w && *x.power_max_w < *x.tdp_w) x.power_max_w = x.tdp_w;
     v.push_back(std::move(x));
@@ -261,9 +263,10 @@ rules::Request random_request(Gen& g) {
   WorkloadInput in;
   in.model = g.coin(0.6) ? g.size(8.5, 11) : g.pick(transformer_presets());
   in.task = g.pick(kTasks);
-  if (g.coin(0.2)) in.precision = in.task == "inference" ? g.pick(std::vector<std::string>{"fp16", "int8", "int4"})
-                                  : in.task == "qlora"   ? "nf4"
-                                                         : "bf16";
+  if (g.coin(0.2))
+    in.precision = in.task == "inference" ? g.pick(std::vector<std::string>{"fp16", "int8", "int4"})
+                   : in.task == "qlora"   ? "nf4"
+                                          : "bf16";
   if (g.coin(0.3)) in.batch = std::to_string(g.integer(1, 8));
   req.base = estimate::make_workload(in, models(), &req.set);
   if (g.coin(0.8)) req.budget_usd = std::pow(10.0, g.uniform(2.5, 5.5));

@@ -2,7 +2,6 @@
 // published parameter counts in its SOURCES.json): every one is read, counted within 0.5% of its
 // published count, and gives the KV bytes per token worked out from its config.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <set>
 #include <string>
@@ -35,7 +34,8 @@ TEST_CASE("real HF configs: published parameter counts and KV bytes per token", 
     CHECK(m.tied_embeddings == rec["tied_embeddings"].get<bool>());
     const int mtp = rec.contains("mtp_layers") ? rec["mtp_layers"].get<int>() : 0;
     bool mtp_stated = false;
-    for (const auto& a : m.assumptions) mtp_stated = mtp_stated || a.find("multi-token-prediction") != std::string::npos;
+    for (const auto& a : m.assumptions)
+      mtp_stated = mtp_stated || a.find("multi-token-prediction") != std::string::npos;
     CHECK(mtp_stated == (mtp > 0));
     CHECK(estimate::kv_bytes_per_token(m, "fp16") == rec["kv_bytes_per_token"].get<double>());
     CHECK(m.params == 0);

@@ -1,14 +1,13 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <list>
 
 #include "cli_fixture.h"
-#include "test_data.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "test_data.h"
 
 using namespace gpuadvisor;
 
@@ -31,7 +30,8 @@ rules::Recommendation run(const std::string& model, const std::string& task, std
   // Outcomes point at their rules: the rule sets must outlive the recommendations.
   static std::list<rules::RuleSet> keep;
   const auto& rs = keep.emplace_back(rules::RuleSet::load(rule_files));
-  return rules::recommend(request(model, task, budget), {test::gpus(), rs, catalog::Efficiency::embedded(), test::prices()});
+  return rules::recommend(request(model, task, budget),
+                          {test::gpus(), rs, catalog::Efficiency::embedded(), test::prices()});
 }
 
 double best_score(const rules::Recommendation& r) { return r.plans.empty() ? 0 : r.candidates[r.plans.front()].score; }
@@ -98,8 +98,9 @@ TEST_CASE("recommend: the candidates shown carry their messages, explain() makes
     for (const auto& m : failed_messages(r.candidates[i])) CHECK_FALSE(m.empty());
   }
   // A GPU far over the budget is not shown: its budget outcome has no text until explained.
-  auto it = std::find_if(r.candidates.begin(), r.candidates.end(),
-                         [](const rules::Candidate& c) { return c.gpu->id == "h100-sxm" && c.count == 8 && c.w.precision == "fp16"; });
+  auto it = std::find_if(r.candidates.begin(), r.candidates.end(), [](const rules::Candidate& c) {
+    return c.gpu->id == "h100-sxm" && c.count == 8 && c.w.precision == "fp16";
+  });
   REQUIRE(it != r.candidates.end());
   auto c = *it;
   REQUIRE(failed_messages(c) == std::vector<std::string>{""});
@@ -144,8 +145,8 @@ TEST_CASE("recommend: 70B full training within $50k is a no, QLoRA is a yes", "[
 }
 
 TEST_CASE("recommend: an edge scenario with a 30 W limit gets an edge device", "[recommend]") {
-  auto r = test::run_cli({"recommend", "--model", "yolov8s", "--task", "inference", "--scenario", "edge", "--power-limit", "30W",
-                          "--format", "json"});
+  auto r = test::run_cli({"recommend", "--model", "yolov8s", "--task", "inference", "--scenario", "edge",
+                          "--power-limit", "30W", "--format", "json"});
   REQUIRE(r.code == 0);
   auto j = util::Json::parse(r.out);
   REQUIRE_FALSE(j["plans"].empty());
@@ -258,7 +259,8 @@ TEST_CASE("cli: recommend JSON and exit codes", "[cli][recommend]") {
   CHECK(test::run_cli({"recommend", "--model", "10B", "--budget", "three grand"}).err ==
         "gpuadvisor: error: --budget: expected an amount in USD like 3000, $3,000, 3k or 1.2M, got \"three grand\"\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--scenario", "edgy"}).err ==
-        "gpuadvisor: error: --scenario: expected one of personal, workstation, datacenter, edge, cloud, got \"edgy\", did you mean 'edge'?\n");
+        "gpuadvisor: error: --scenario: expected one of personal, workstation, datacenter, edge, cloud, got \"edgy\", "
+        "did you mean 'edge'?\n");
 }
 
 TEST_CASE("recommend --cloud: plans are instances within a rent rate", "[recommend][cloud]") {
@@ -285,7 +287,8 @@ TEST_CASE("recommend --cloud: plans are instances within a rent rate", "[recomme
         if (o.rule->id == "cloud-budget") {
           found = true;
           CHECK_FALSE(o.passed);
-          CHECK(o.message == "rents for $15.92/h (lambda " + c.instance->instance + ", on-demand), over the $5.00/h budget");
+          CHECK(o.message ==
+                "rents for $15.92/h (lambda " + c.instance->instance + ", on-demand), over the $5.00/h budget");
         }
       CHECK_FALSE(c.accepted);
     }
@@ -339,7 +342,8 @@ TEST_CASE("recommend --cloud: a total budget prices the whole job", "[recommend]
 }
 
 TEST_CASE("cli: recommend --cloud output, ways out and errors", "[cli][recommend][cloud]") {
-  auto j = test::run_cli({"recommend", "--model", "llama-3.1-8b", "--task", "lora", "--cloud", "--budget", "$3/hour", "--format", "json"});
+  auto j = test::run_cli(
+      {"recommend", "--model", "llama-3.1-8b", "--task", "lora", "--cloud", "--budget", "$3/hour", "--format", "json"});
   REQUIRE(j.code == 0);
   auto doc = util::Json::parse(j.out);
   CHECK(doc["scenario"] == "cloud");
@@ -355,7 +359,8 @@ TEST_CASE("cli: recommend --cloud output, ways out and errors", "[cli][recommend
   CHECK(no.code == 1);
   CHECK(no.out.find("Nothing fits.") != std::string::npos);
   CHECK(no.out.find("  - use --task qlora (4-bit base, trained adapters): runpod ") != std::string::npos);
-  auto huge = test::run_cli({"recommend", "--model", "llama-3.1-405b", "--task", "train", "--cloud", "--provider", "runpod"});
+  auto huge =
+      test::run_cli({"recommend", "--model", "llama-3.1-405b", "--task", "train", "--cloud", "--provider", "runpod"});
   CHECK(huge.code == 1);
   CHECK(huge.out.find("  - no single instance in the price list holds this workload") != std::string::npos);
   auto rate = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--cloud", "--budget", "1/h"});
@@ -363,12 +368,15 @@ TEST_CASE("cli: recommend --cloud output, ways out and errors", "[cli][recommend
   CHECK(rate.out.find("raise the budget to $") != std::string::npos);
   CHECK(rate.out.find("/h: ") != std::string::npos);
   CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--budget", "5000"}).err ==
-        "gpuadvisor: error: --budget: with --cloud, \"5000\" is the rent for the whole job, which needs --tokens (tokens to generate); "
+        "gpuadvisor: error: --budget: with --cloud, \"5000\" is the rent for the whole job, which needs --tokens "
+        "(tokens to generate); "
         "for an hourly rate write 5000/h\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--budget", "40/h"}).err ==
-        "gpuadvisor: error: --budget: \"40/h\" is a rent rate; add --cloud to plan renting, or give a purchase amount like 3000\n");
+        "gpuadvisor: error: --budget: \"40/h\" is a rent rate; add --cloud to plan renting, or give a purchase amount "
+        "like 3000\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--provider", "lambada"}).err ==
-        "gpuadvisor: error: --provider: \"lambada\" is not in the price list (providers: aws, gcp, azure, lambda, runpod, coreweave, crusoe, oracle, nebius, "
+        "gpuadvisor: error: --provider: \"lambada\" is not in the price list (providers: aws, gcp, azure, lambda, "
+        "runpod, coreweave, crusoe, oracle, nebius, "
         "hyperstack, vast), did you mean "
         "'lambda'?\n");
   CHECK(test::run_cli({"recommend", "--model", "10B", "--cloud", "--used"}).code == 2);
@@ -381,15 +389,19 @@ TEST_CASE("cli: csv outputs are for scripts: one row per plan or GPU, plain numb
   REQUIRE(r.code == 0);
   auto lines = util::split(r.out, '\n');
   REQUIRE(lines.size() == 4);  // header, 2 plans, trailing empty
-  CHECK(lines[0] == "rank,gpu_id,count,precision,task,total_price_usd,price_kind,per_gpu_bytes,capacity_bytes,throughput,time_s,score,reason");
+  CHECK(lines[0] ==
+        "rank,gpu_id,count,precision,task,total_price_usd,price_kind,per_gpu_bytes,capacity_bytes,throughput,time_s,"
+        "score,reason");
   CHECK(lines[1].rfind("1,", 0) == 0);
   CHECK(lines[1].find('$') == std::string::npos);  // no display formatting
-  auto j = util::Json::parse(test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "--top", "2", "--format", "json"}).out);
+  auto j = util::Json::parse(
+      test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "--top", "2", "--format", "json"}).out);
   const auto fields = util::split(lines[1], ',');
   CHECK(fields[1] == j["plans"][0]["gpu_id"].get<std::string>());
   CHECK(std::stod(fields[5]) == Approx(j["plans"][0]["total_price_usd"].get<double>()));
   CHECK(std::stod(fields[11]) == Approx(j["plans"][0]["score"].get<double>()));
-  auto none = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000", "--format", "csv"});
+  auto none = test::run_cli(
+      {"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000", "--format", "csv"});
   CHECK(none.code == 1);
   CHECK(util::split(none.out, '\n').size() == 2);  // the header alone
   auto c = test::run_cli({"compare", "rtx-3090", "rtx-4090", "--format", "csv"});
@@ -400,7 +412,8 @@ TEST_CASE("cli: csv outputs are for scripts: one row per plan or GPU, plain numb
   CHECK(cl[2].rfind("rtx-4090,NVIDIA GeForce RTX 4090,ada,25769803776,GDDR6X,1008000000000,", 0) == 0);
 }
 
-TEST_CASE("recommend: a card out of production is never planned at a new price; --used plans it used", "[recommend][market]") {
+TEST_CASE("recommend: a card out of production is never planned at a new price; --used plans it used",
+          "[recommend][market]") {
   for (bool used : {false, true})
     for (const char* model : {"7B", "10B", "llama-3.1-70b"})
       for (double budget : {1000.0, 3000.0, 50000.0}) {
@@ -424,7 +437,8 @@ TEST_CASE("recommend: a card out of production is never planned at a new price; 
   req.used = true;
   auto used = rules::recommend(req, data());
   bool used_3090 = false;
-  for (auto i : used.plans) used_3090 = used_3090 || (used.candidates[i].gpu->id == "rtx-3090" && used.candidates[i].price_kind == "used");
+  for (auto i : used.plans)
+    used_3090 = used_3090 || (used.candidates[i].gpu->id == "rtx-3090" && used.candidates[i].price_kind == "used");
   CHECK(used_3090);
   CHECK_FALSE(listed(used, "rtx-3090"));
 }

@@ -1,8 +1,7 @@
 // The JSON output contract (docs/json-output.md): every command's --format json output validates
 // against its schema under data/schema/, and survives a parse -> dump -> parse round trip.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -38,10 +37,11 @@ class SchemaValidator {
   /// Keywords that appear in the schema but that this validator does not implement (which would
   /// otherwise be skipped silently).
   static std::vector<std::string> unsupported_keywords(const Json& schema, const std::string& path = "") {
-    static const std::set<std::string> known = {"type",   "required", "properties", "additionalProperties", "items",
-                                                "minItems", "enum",    "const",      "minimum",              "$ref", "if", "then", "else",
-                                                "$schema", "$id",      "title",      "description",          "default",
-                                                "$defs"};
+    static const std::set<std::string> known = {"type",        "required", "properties", "additionalProperties",
+                                                "items",       "minItems", "enum",       "const",
+                                                "minimum",     "$ref",     "if",         "then",
+                                                "else",        "$schema",  "$id",        "title",
+                                                "description", "default",  "$defs"};
     std::vector<std::string> out;
     if (!schema.is_object()) return out;
     for (const auto& [key, sub] : schema.items()) {
@@ -52,7 +52,8 @@ class SchemaValidator {
       };
       if (key == "properties" || key == "$defs")
         for (const auto& [name, s] : sub.items()) walk(s, path + "/" + key + "/" + name);
-      if (key == "items" || key == "if" || key == "then" || key == "else" || (key == "additionalProperties" && sub.is_object()))
+      if (key == "items" || key == "if" || key == "then" || key == "else" ||
+          (key == "additionalProperties" && sub.is_object()))
         walk(sub, path + "/" + key);
     }
     return out;
@@ -62,7 +63,9 @@ class SchemaValidator {
   const Json& root_;
   std::vector<std::string> errors_;
 
-  void fail(const std::string& path, const std::string& what) { errors_.push_back((path.empty() ? "/" : path) + ": " + what); }
+  void fail(const std::string& path, const std::string& what) {
+    errors_.push_back((path.empty() ? "/" : path) + ": " + what);
+  }
 
   static bool is_type(const Json& v, const std::string& t) {
     if (t == "null") return v.is_null();
@@ -97,7 +100,8 @@ class SchemaValidator {
     if (s.contains("type")) {
       const Json& t = s["type"];
       bool ok = false;
-      if (t.is_string()) ok = is_type(v, t.get<std::string>());
+      if (t.is_string())
+        ok = is_type(v, t.get<std::string>());
       else
         for (const auto& x : t) ok = ok || is_type(v, x.get<std::string>());
       if (!ok) {
@@ -128,11 +132,14 @@ class SchemaValidator {
       const Json empty = Json::object();
       const Json& props = s.contains("properties") ? s["properties"] : empty;
       for (const auto& [key, val] : v.items()) {
-        if (props.contains(key)) check(props[key], val, path + "/" + key);
+        if (props.contains(key))
+          check(props[key], val, path + "/" + key);
         else if (s.contains("additionalProperties")) {
           const Json& ap = s["additionalProperties"];
-          if (ap.is_boolean() && !ap.get<bool>()) fail(path, "unexpected key '" + key + "'");
-          else if (ap.is_object()) check(ap, val, path + "/" + key);
+          if (ap.is_boolean() && !ap.get<bool>())
+            fail(path, "unexpected key '" + key + "'");
+          else if (ap.is_object())
+            check(ap, val, path + "/" + key);
         }
       }
     }
@@ -161,11 +168,10 @@ std::string join_errors(const std::vector<std::string>& errors) {
 
 // The schemas this test owns (one per command with --format json; check, compat, diagnose and
 // inspect have their own).
-const std::vector<std::string> kSchemas = {"recommend",    "memory",           "estimate",    "cost",
-                                           "compare",      "fit",              "catalog-list", "catalog-show",
-                                           "catalog-validate", "models-list",  "models-show", "rules-list",
-                                           "rules-show",   "compat",           "diagnose",    "inspect",
-                                           "check"};
+const std::vector<std::string> kSchemas = {
+    "recommend",    "memory",       "estimate",         "cost",        "compare",     "fit",
+    "catalog-list", "catalog-show", "catalog-validate", "models-list", "models-show", "rules-list",
+    "rules-show",   "compat",       "diagnose",         "inspect",     "check"};
 
 struct Case {
   std::string schema;
@@ -194,26 +200,46 @@ const std::vector<Case> kCases = {
     {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000"}, 1},
     {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--budget", "50000"}, 0},
     {"recommend", {"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"}, 0},
-    {"recommend", {"recommend", "--model", "gpt2", "--task", "train", "--tokens", "10B", "--max-gpus", "4", "--used"}, 0},
-    {"recommend", {"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--cloud", "--budget", "5/h", "--pareto"}, 0},
-    {"recommend", {"recommend", "--model", "llama-3.1-8b", "--task", "train", "--tokens", "20B", "--cloud", "--budget", "500"}, 1},
+    {"recommend",
+     {"recommend", "--model", "gpt2", "--task", "train", "--tokens", "10B", "--max-gpus", "4", "--used"},
+     0},
+    {"recommend",
+     {"recommend", "--model", "llama-3.1-70b", "--task", "qlora", "--cloud", "--budget", "5/h", "--pareto"},
+     0},
+    {"recommend",
+     {"recommend", "--model", "llama-3.1-8b", "--task", "train", "--tokens", "20B", "--cloud", "--budget", "500"},
+     1},
     {"memory", {"memory", "--model", "llama-3.1-8b", "--task", "qlora"}, 0},
     {"memory", {"memory", "--model", "10B", "--precision", "fp16", "--gpu", "rtx-4090"}, 1},
     {"memory", {"memory", "--model", "10B", "--precision", "int8", "--gpu", "rtx-4090"}, 0},
-    {"memory", {"memory", "--model", "llama-3.1-70b", "--task", "train", "--gpus", "64", "--zero", "3", "--gpu", "h100-sxm"}, 0},
+    {"memory",
+     {"memory", "--model", "llama-3.1-70b", "--task", "train", "--gpus", "64", "--zero", "3", "--gpu", "h100-sxm"},
+     0},
     {"memory", {"memory", "--model", "yolov8s", "--gpu", "jetson-orin-nano-8gb", "--batch", "8"}, 0},
     {"memory", {"memory", "--model", "t5-3b", "--task", "lora"}, 0},
     {"estimate", {"estimate", "--model", "llama-3.1-8b", "--precision", "fp16", "--gpu", "rtx-4090"}, 0},
-    {"estimate", {"estimate", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm", "--gpus", "8"}, 1},
+    {"estimate",
+     {"estimate", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm", "--gpus",
+      "8"},
+     1},
     {"estimate", {"estimate", "--model", "yolov8s", "--gpu", "jetson-agx-orin-64gb", "--batch", "8"}, 0},
-    {"cost", {"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm", "--gpus", "8"}, 1},
-    {"cost", {"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm", "--gpus", "1024"}, 0},
+    {"cost",
+     {"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm", "--gpus", "8"},
+     1},
+    {"cost",
+     {"cost", "--model", "gpt-3-175b", "--task", "train", "--tokens", "300B", "--gpu", "a100-80gb-sxm", "--gpus",
+      "1024"},
+     0},
     {"cost", {"cost", "--model", "llama-3.1-8b", "--gpu", "jetson-agx-orin-64gb"}, 0},
-    {"cost", {"cost", "--model", "llama-3.1-70b", "--precision", "int4", "--gpu", "a100-80gb-sxm", "--hours", "720"}, 0},
+    {"cost",
+     {"cost", "--model", "llama-3.1-70b", "--precision", "int4", "--gpu", "a100-80gb-sxm", "--hours", "720"},
+     0},
     {"compare", {"compare", "a100-80gb-sxm", "h100-sxm", "rtx-4090"}, 0},
     {"compare", {"compare", "a100-80gb-sxm", "h100-sxm", "rtx-4090", "--model", "llama-3.1-8b"}, 0},
     {"compare", {"compare", "a100-80gb-sxm", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "fp8"}, 0},
-    {"compare", {"compare", "h100-sxm", "mi300x", "--model", "llama-3.1-70b", "--task", "train", "--tokens", "1T", "--gpus", "64"}, 0},
+    {"compare",
+     {"compare", "h100-sxm", "mi300x", "--model", "llama-3.1-70b", "--task", "train", "--tokens", "1T", "--gpus", "64"},
+     0},
     {"fit", {"fit", "--gpu", "rtx-4090"}, 0},
     {"fit", {"fit", "--gpu", "a100-80gb-sxm", "--gpus", "8", "--kind", "decoder"}, 0},
     {"catalog-list", {"catalog", "list"}, 0},
@@ -267,7 +293,8 @@ TEST_CASE("schema validator: catches what it should", "[schema]") {
         std::vector<std::string>{"/list/0: unexpected key 'z'"});
   CHECK(errors("[]").size() == 1);
   CHECK(SchemaValidator::unsupported_keywords(schema).empty());
-  const Json cond = Json::parse(R"({"if": {"properties": {"ok": {"const": true}}}, "then": {"required": ["a"]}, "else": {"required": ["b"]}})");
+  const Json cond = Json::parse(
+      R"({"if": {"properties": {"ok": {"const": true}}}, "then": {"required": ["a"]}, "else": {"required": ["b"]}})");
   SchemaValidator c(cond);
   CHECK(c.validate(Json::parse(R"({"ok": true, "a": 1})")).empty());
   CHECK(c.validate(Json::parse(R"({"ok": true, "b": 1})")).size() == 1);
@@ -384,7 +411,8 @@ std::string first_string(const Json& j, const std::vector<std::string>& keys) {
       const Json* x = todo.front();
       todo.erase(todo.begin());
       if (x->is_object()) {
-        if (x->contains(key) && (*x)[key].is_string() && !(*x)[key].get<std::string>().empty()) return (*x)[key].get<std::string>();
+        if (x->contains(key) && (*x)[key].is_string() && !(*x)[key].get<std::string>().empty())
+          return (*x)[key].get<std::string>();
         for (const auto& [k, v] : x->items()) todo.push_back(&v);
       } else if (x->is_array()) {
         for (const auto& v : *x) todo.push_back(&v);
@@ -396,7 +424,8 @@ std::string first_string(const Json& j, const std::vector<std::string>& keys) {
 
 // A name as HTML and markdown write it (& and < escaped).
 std::string report_name(std::string name) {
-  for (std::size_t at = name.find('&'); at != std::string::npos; at = name.find('&', at + 5)) name.replace(at, 1, "&amp;");
+  for (std::size_t at = name.find('&'); at != std::string::npos; at = name.find('&', at + 5))
+    name.replace(at, 1, "&amp;");
   return name;
 }
 

@@ -50,9 +50,7 @@ TEST_CASE("catalog::snapshot: the embedded snapshot holds what the JSON parsers 
     CHECK(test::prices() == json);
     CHECK_FALSE(json.instances.empty());
   }
-  SECTION("efficiency factors") {
-    CHECK(test::eff() == catalog::Efficiency::parse(embedded::doc("efficiency.json")));
-  }
+  SECTION("efficiency factors") { CHECK(test::eff() == catalog::Efficiency::parse(embedded::doc("efficiency.json"))); }
   SECTION("rules, with each record as written") {
     rules::RuleSet json;
     json.merge(rules::RuleSet::parse(embedded::doc("rules.json")));
@@ -63,7 +61,8 @@ TEST_CASE("catalog::snapshot: the embedded snapshot holds what the JSON parsers 
 
 TEST_CASE("util::serial: values round-trip and bad bytes are an internal error", "[snapshot]") {
   using Value = std::variant<std::monostate, double, bool, std::string>;
-  const std::vector<std::optional<Value>> values = {std::nullopt, Value{}, Value{2.5}, Value{true}, Value{std::string("x\0y", 3)}};
+  const std::vector<std::optional<Value>> values = {std::nullopt, Value{}, Value{2.5}, Value{true},
+                                                    Value{std::string("x\0y", 3)}};
   CHECK(util::serial::decode<std::vector<std::optional<Value>>>(util::serial::encode(values)) == values);
 
   const auto j = util::Json::parse(R"({"a": [1, -2, 3.5, "s", null, true, {"b": {}}], "c": 18446744073709551615})");

@@ -27,18 +27,18 @@ struct Factor {
 /// The factors the estimators read. Looked up by these, a factor costs an array index instead
 /// of a search by name: the searches of `recommend` and `fit` read them many times per candidate.
 enum class FactorId {
-  activation_memory,        ///< activation-memory-factor
-  cuda_context,             ///< cuda-context-bytes
-  fragmentation,            ///< allocator-fragmentation
-  prefill_mfu,              ///< prefill-mfu
-  mfu_finetune_lora,        ///< mfu-finetune-lora
-  mfu_train_nvlink,         ///< mfu-train-datacenter-nvlink
-  mfu_train_pcie,           ///< mfu-train-pcie
-  decode_bandwidth,         ///< decode-bandwidth-efficiency
-  decode_bandwidth_gguf,    ///< decode-bandwidth-efficiency-quantized
-  decode_bandwidth_int4,    ///< decode-bandwidth-efficiency-quantized-gptq-awq
-  scaling_nvlink,           ///< scaling-nvlink
-  scaling_pcie,             ///< scaling-pcie
+  activation_memory,      ///< activation-memory-factor
+  cuda_context,           ///< cuda-context-bytes
+  fragmentation,          ///< allocator-fragmentation
+  prefill_mfu,            ///< prefill-mfu
+  mfu_finetune_lora,      ///< mfu-finetune-lora
+  mfu_train_nvlink,       ///< mfu-train-datacenter-nvlink
+  mfu_train_pcie,         ///< mfu-train-pcie
+  decode_bandwidth,       ///< decode-bandwidth-efficiency
+  decode_bandwidth_gguf,  ///< decode-bandwidth-efficiency-quantized
+  decode_bandwidth_int4,  ///< decode-bandwidth-efficiency-quantized-gptq-awq
+  scaling_nvlink,         ///< scaling-nvlink
+  scaling_pcie,           ///< scaling-pcie
 };
 inline constexpr std::size_t kFactorIdCount = 12;
 /// The factor's id in data/efficiency.json ("prefill-mfu"); static storage.

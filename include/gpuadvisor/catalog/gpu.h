@@ -92,7 +92,9 @@ struct Gpu {
   }
   /// Whether `gpus` of these talk over the fast link: an NVLink bridge joins a pair only, so more
   /// than two bridged cards reach each other over PCIe.
-  bool fast_link_for(int gpus) const { return has_fast_interconnect() && !(gpus > 2 && *interconnect == "nvlink-bridge"); }
+  bool fast_link_for(int gpus) const {
+    return has_fast_interconnect() && !(gpus > 2 && *interconnect == "nvlink-bridge");
+  }
   /// Whether the card is no longer made (end_of_life or discontinued): no new price is planned.
   bool out_of_production() const { return status == "end_of_life" || status == "discontinued"; }
   /// The price to plan with: the used-market price when asked and known; else the street price

@@ -56,11 +56,11 @@ struct GgufShape {
 
 /// Weight tensors read from a file header (safetensors, GGUF): exact bytes and parameters.
 struct TensorStats {
-  double params = 0;   ///< 0 when unknown (an index whose shards are absent)
+  double params = 0;  ///< 0 when unknown (an index whose shards are absent)
   double bytes = 0;
-  std::string dtypes;  ///< "BF16", "Q4_K x 193, Q6_K x 33, F32 x 65", ...
-  std::string origin;  ///< file the numbers came from
-  std::string note;    ///< how the numbers were obtained when not from every tensor header
+  std::string dtypes;              ///< "BF16", "Q4_K x 193, Q6_K x 33, F32 x 65", ...
+  std::string origin;              ///< file the numbers came from
+  std::string note;                ///< how the numbers were obtained when not from every tensor header
   std::optional<GgufShape> shape;  ///< GGUF: the architecture from the metadata
 
   bool operator==(const TensorStats&) const = default;

@@ -67,7 +67,7 @@ struct FrameworkSupport {
 struct ArchCompat {
   std::string id;  ///< matches catalog architecture ids (ampere, hopper, ...)
   std::vector<std::string> compute_capabilities;
-  std::string first_cuda;  ///< first toolkit that builds native code (for the first compute capability)
+  std::string first_cuda;                ///< first toolkit that builds native code (for the first compute capability)
   std::optional<std::string> last_cuda;  ///< last toolkit that still builds for it, if support was dropped
   /// Per compute capability overrides of first_cuda; a null value means "not checked".
   std::map<std::string, std::optional<std::string>> first_cuda_by_cc;
@@ -108,7 +108,9 @@ struct CudaDriver {
   std::vector<Source> sources;
   std::string as_of;
 
-  const std::optional<std::string>& min_driver(bool windows) const { return windows ? min_driver_windows : min_driver_linux; }
+  const std::optional<std::string>& min_driver(bool windows) const {
+    return windows ? min_driver_windows : min_driver_linux;
+  }
   const std::optional<std::string>& minor_compat(bool windows) const {
     return windows ? minor_compat_windows : minor_compat_linux;
   }
@@ -234,7 +236,7 @@ struct XidMessageSeverity {
   std::string contains;  ///< matched case-sensitively in the text after the code
   std::string after;     ///< when set, only the text after its last occurrence is searched (" to ")
   XidSeverity severity = XidSeverity::info;
-  std::string label;     ///< what the event is called in a log summary ("GPU Reset Required")
+  std::string label;  ///< what the event is called in a log summary ("GPU Reset Required")
 };
 
 struct XidInfo {

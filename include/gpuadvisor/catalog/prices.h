@@ -22,16 +22,16 @@ struct CloudInstance {
 /// A host that takes several GPUs (data/platforms.json): a workstation, a PCIe server or an HGX/DGX
 /// baseboard system. Plans of two or more cards are priced and powered with one (estimate/platform.h).
 struct Platform {
-  std::string id, name, kind;  ///< kind: workstation, server, hgx
-  std::string form_factor;     ///< the GPUs it takes: pcie, sxm, oam
+  std::string id, name, kind;        ///< kind: workstation, server, hgx
+  std::string form_factor;           ///< the GPUs it takes: pcie, sxm, oam
   std::vector<std::string> gpu_ids;  ///< hgx: the GPUs its baseboard carries; empty: any of the form factor
   int gpu_slots = 0;
-  std::optional<double> max_gpu_tdp_w;      ///< the most power one GPU may draw in it
-  std::optional<double> system_max_power_w; ///< what the whole machine may draw (PSUs, circuit)
-  std::optional<double> host_power_w;       ///< everything but the GPUs at load: CPUs, memory, NICs, fans
+  std::optional<double> max_gpu_tdp_w;       ///< the most power one GPU may draw in it
+  std::optional<double> system_max_power_w;  ///< what the whole machine may draw (PSUs, circuit)
+  std::optional<double> host_power_w;        ///< everything but the GPUs at load: CPUs, memory, NICs, fans
   std::optional<double> idle_w;
-  std::optional<double> price_usd;          ///< without its GPUs, unless price_includes_gpus
-  bool price_includes_gpus = false;         ///< the price is the whole system with gpu_slots GPUs (HGX/DGX)
+  std::optional<double> price_usd;   ///< without its GPUs, unless price_includes_gpus
+  bool price_includes_gpus = false;  ///< the price is the whole system with gpu_slots GPUs (HGX/DGX)
   std::string price_as_of;
   std::optional<Source> price_source;
   std::vector<Source> sources;
@@ -62,8 +62,8 @@ struct Prices {
   std::vector<CloudInstance> instances;
   std::vector<Platform> platforms;  ///< data/platforms.json plus user files (replaced by id)
   std::vector<Region> regions;      ///< electricity by region (cloud.json energy.regions)
-  SourcedValue kwh_usd;  ///< electricity price per kWh (the default region's)
-  SourcedValue pue;      ///< datacenter power usage effectiveness
+  SourcedValue kwh_usd;             ///< electricity price per kWh (the default region's)
+  SourcedValue pue;                 ///< datacenter power usage effectiveness
 
   /// The embedded data/cloud.json plus user files (instances replaced by id).
   static Prices load(const std::vector<std::string>& user_files);

@@ -12,17 +12,17 @@ namespace gpuadvisor::catalog {
 
 /// One set of defaults; a field left out keeps gpuadvisor's own default.
 struct RecipeDefaults {
-  std::optional<bool> master_weights;        ///< an fp32 copy beside the 16-bit weights
+  std::optional<bool> master_weights;         ///< an fp32 copy beside the 16-bit weights
   std::optional<std::string> gradient_dtype;  ///< bf16 or fp32
   std::optional<std::string> optimizer;       ///< an --optimizer id
   std::optional<bool> optimizer_in_backward;
-  std::optional<std::string> checkpointing;   ///< none, selective, full
+  std::optional<std::string> checkpointing;  ///< none, selective, full
   std::optional<bool> activation_offload;
   std::optional<bool> chunked_loss;
   std::optional<bool> packed;
   std::optional<int> zero;
-  std::optional<std::string> sharding;        ///< deepspeed or fsdp
-  std::optional<std::string> offload;         ///< none, optimizer, optimizer+params
+  std::optional<std::string> sharding;  ///< deepspeed or fsdp
+  std::optional<std::string> offload;   ///< none, optimizer, optimizer+params
 };
 
 struct Recipe {

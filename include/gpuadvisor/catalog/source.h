@@ -35,6 +35,7 @@ std::optional<int> months_of(const std::string& date);
 
 /// When a price dated `as_of` is more than 12 months before `today` (a year alone counts from its
 /// January; an undated price is old too): "street price $1,623 from 2024-09"; else nullopt.
-std::optional<std::string> stale_price(std::string_view what, double usd, const std::string& as_of, const std::string& today);
+std::optional<std::string> stale_price(std::string_view what, double usd, const std::string& as_of,
+                                       const std::string& today);
 
 }  // namespace gpuadvisor::catalog

@@ -17,21 +17,21 @@ inline constexpr double kHoursPerYear = 8766;
 inline constexpr double kHoursPerMonth = kHoursPerYear / 12;
 
 struct CostOptions {
-  double kwh_usd = 0;        ///< electricity price
-  std::string kwh_from;      ///< where kwh_usd came from, in words
-  std::string kwh_as_of;     ///< the date of kwh_usd, when it is the data's
-  std::string today;         ///< YYYY-MM-DD: prices older than 12 months before it are flagged
-  double pue = 1;            ///< facility overhead on IT power
-  double utilization = 0.7;  ///< share of calendar time the GPUs are busy (break-even, TCO)
-  double years = 3;          ///< TCO horizon
-  bool used = false;         ///< used-market prices where known
+  double kwh_usd = 0;           ///< electricity price
+  std::string kwh_from;         ///< where kwh_usd came from, in words
+  std::string kwh_as_of;        ///< the date of kwh_usd, when it is the data's
+  std::string today;            ///< YYYY-MM-DD: prices older than 12 months before it are flagged
+  double pue = 1;               ///< facility overhead on IT power
+  double utilization = 0.7;     ///< share of calendar time the GPUs are busy (break-even, TCO)
+  double years = 3;             ///< TCO horizon
+  bool used = false;            ///< used-market prices where known
   std::optional<double> hours;  ///< job length when no --tokens (or to override)
 };
 
 struct CloudQuote {
   const catalog::CloudInstance* instance = nullptr;
   int instances = 0;
-  double usd_per_hour = 0;               ///< for all instances needed
+  double usd_per_hour = 0;  ///< for all instances needed
   std::optional<double> job_usd;
 };
 
@@ -40,16 +40,16 @@ struct CostEstimate {
   std::optional<double> job_hours;
   std::string job_hours_from;  ///< "estimate", "--hours" or ""
   std::optional<double> gpu_price_usd;
-  std::string price_kind;      ///< street, used, msrp
+  std::string price_kind;  ///< street, used, msrp
   std::optional<double> purchase_usd;
   std::optional<double> power_w;  ///< GPUs (+ the host's own power where known), before PUE; nullopt: GPU power unknown
   const catalog::Platform* host_platform = nullptr;  ///< the host of a multi-GPU plan (estimate/platform.h)
   int host_boxes = 0;
-  std::optional<double> host_price_usd;  ///< included in purchase_usd when known
-  bool host_price_includes_gpus = false; ///< host_price_usd is whole systems with their GPUs: purchase_usd is that
+  std::optional<double> host_price_usd;       ///< included in purchase_usd when known
+  bool host_price_includes_gpus = false;      ///< host_price_usd is whole systems with their GPUs: purchase_usd is that
   std::optional<double> usd_per_hour_energy;  ///< nullopt: GPU power unknown
   std::optional<double> job_energy_kwh, job_energy_usd, job_own_usd;
-  std::vector<CloudQuote> cloud;  ///< cheapest first
+  std::vector<CloudQuote> cloud;           ///< cheapest first
   std::optional<double> breakeven_hours;   ///< busy hours at which buying beats renting
   std::optional<double> breakeven_months;  ///< at the utilisation
   std::optional<double> tco_usd;           ///< purchase + energy over the horizon

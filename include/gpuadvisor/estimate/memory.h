@@ -19,13 +19,13 @@ class JsonSink;
 namespace gpuadvisor::estimate {
 
 struct MemoryLine {
-  std::string id;       ///< weights, quantization_constants, gradients, master_weights, optimizer_state,
-                        ///< adapters, activations, logits, kv_cache, gather_buffers, cuda_context, fragmentation
-  std::string label;    ///< for people
+  std::string id;     ///< weights, quantization_constants, gradients, master_weights, optimizer_state,
+                      ///< adapters, activations, logits, kv_cache, gather_buffers, cuda_context, fragmentation
+  std::string label;  ///< for people
   double per_gpu_bytes = 0;
   double total_bytes = 0;  ///< summed over all GPUs of the job
-  std::string formula;  ///< how it was computed, in one line
-  bool host = false;    ///< held in host RAM (offload, paged optimizer, llama.cpp CPU layers), not on the GPU
+  std::string formula;     ///< how it was computed, in one line
+  bool host = false;       ///< held in host RAM (offload, paged optimizer, llama.cpp CPU layers), not on the GPU
 };
 
 struct MemoryEstimate {
@@ -47,8 +47,18 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
 
 /// The lines of an estimate, in the order they are listed.
 enum class MemoryLineId {
-  weights, quantization_constants, gradients, master_weights, optimizer_state, adapters,
-  activations, logits, kv_cache, gather_buffers, cuda_context, fragmentation
+  weights,
+  quantization_constants,
+  gradients,
+  master_weights,
+  optimizer_state,
+  adapters,
+  activations,
+  logits,
+  kv_cache,
+  gather_buffers,
+  cuda_context,
+  fragmentation
 };
 inline constexpr std::size_t kMemoryLineCount = 12;
 /// The line's id in MemoryLine::id and in JSON ("kv_cache").
@@ -96,12 +106,12 @@ inline constexpr double kDefaultHeadroom = 0.10;
 struct FitResult {
   bool fits = false;
   double capacity_bytes = 0;
-  double usable_bytes = 0;                   ///< capacity x (1 - headroom)
-  double headroom_bytes = 0;                 ///< usable - need (negative: short by)
-  std::optional<long long> max_batch;        ///< largest batch that fits (nullopt: not even 1)
-  std::optional<long long> max_seq_len;      ///< longest sequence/context at this batch
-  bool max_seq_capped = false;               ///< max_seq_len is the model's own limit
-  bool activations_unknown = false;          ///< no per-sample activation figure: no max_batch
+  double usable_bytes = 0;               ///< capacity x (1 - headroom)
+  double headroom_bytes = 0;             ///< usable - need (negative: short by)
+  std::optional<long long> max_batch;    ///< largest batch that fits (nullopt: not even 1)
+  std::optional<long long> max_seq_len;  ///< longest sequence/context at this batch
+  bool max_seq_capped = false;           ///< max_seq_len is the model's own limit
+  bool activations_unknown = false;      ///< no per-sample activation figure: no max_batch
   /// Inference: KV-cache tokens per GPU that fit beside everything else (16-token blocks), and
   /// how many sequences of the context that is (vLLM's "maximum concurrency").
   std::optional<long long> kv_capacity_tokens;

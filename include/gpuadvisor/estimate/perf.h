@@ -27,14 +27,14 @@ struct PerfEstimate {
   /// false: the GPU has no published peak in any precision (Apple, Ryzen AI Max): inference decode
   /// is estimated from memory bandwidth alone; prefill and time to first token are unknown.
   bool compute_known = true;
-  double mfu = 0;         ///< typical utilisation used
-  double scaling = 1;     ///< per-GPU multi-GPU efficiency (1 on one GPU)
+  double mfu = 0;          ///< typical utilisation used
+  double scaling = 1;      ///< per-GPU multi-GPU efficiency (1 on one GPU)
   std::string_view bound;  ///< compute, memory bandwidth, interconnect (a literal)
 
   // Training and fine-tuning.
   double flops_per_token = 0;
-  Range tokens_per_s;       ///< whole job
-  double step_time_s = 0;   ///< one optimizer step of batch x seq x dp tokens
+  Range tokens_per_s;           ///< whole job
+  double step_time_s = 0;       ///< one optimizer step of batch x seq x dp tokens
   std::optional<Range> time_s;  ///< for w.tokens
   double total_flops = 0;
 
@@ -62,7 +62,8 @@ Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff)
 
 /// Without `explain` the estimate carries no assumptions (the numbers are the same; recommend
 /// evaluates hundreds of candidates and prints none of them).
-PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, bool explain = true);
+PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+                           bool explain = true);
 
 util::Json to_json(const PerfEstimate& p, const Workload& w);
 util::Json to_json(const Range& r);

@@ -24,14 +24,14 @@ namespace gpuadvisor::estimate {
 enum class HostProblem : std::uint8_t { none, whole_system, no_baseboard, no_slots, power, unknown_power };
 
 struct Host {
-  bool needed = false;   ///< false: a single card in the buyer's own computer, or a whole system
+  bool needed = false;  ///< false: a single card in the buyer's own computer, or a whole system
   HostProblem problem = HostProblem::none;
   const catalog::Platform* platform = nullptr;  ///< the one chosen; with problem power, the nearest
   int boxes = 0;
-  int largest_slots = 0;            ///< with problem no_slots: the most GPUs a platform takes
-  std::optional<double> price_usd;  ///< boxes x the platform price; unknown when the data has none
-  bool price_includes_gpus = false; ///< price_usd is the whole systems' with their GPUs: the plan costs that alone
-  std::optional<double> power_w;    ///< boxes x the host's own power at load; unknown when the data has none
+  int largest_slots = 0;             ///< with problem no_slots: the most GPUs a platform takes
+  std::optional<double> price_usd;   ///< boxes x the platform price; unknown when the data has none
+  bool price_includes_gpus = false;  ///< price_usd is the whole systems' with their GPUs: the plan costs that alone
+  std::optional<double> power_w;     ///< boxes x the host's own power at load; unknown when the data has none
 
   bool fits() const { return problem == HostProblem::none; }
 };

@@ -27,11 +27,11 @@ inline bool is_training(Task t) { return t != Task::inference; }
 /// How weights are stored, and the precision the math runs at.
 struct WeightFormat {
   std::string_view id;
-  double bits;             ///< average bits per weight, quantization scales included
-  double payload_bits;     ///< bits of the quantized values alone (the rest are constants)
+  double bits;          ///< average bits per weight, quantization scales included
+  double payload_bits;  ///< bits of the quantized values alone (the rest are constants)
   catalog::Precision compute;
-  bool embeddings_16bit;   ///< embeddings and LM head stay 16-bit (bitsandbytes, GPTQ, AWQ)
-  std::string_view note;   ///< where the bits figure comes from
+  bool embeddings_16bit;  ///< embeddings and LM head stay 16-bit (bitsandbytes, GPTQ, AWQ)
+  std::string_view note;  ///< where the bits figure comes from
 };
 std::span<const WeightFormat> weight_formats();
 const WeightFormat* find_format(std::string_view id);
@@ -80,16 +80,16 @@ struct Workload {
   std::string kv_precision = "fp16";
   double tokens = 0;  ///< training tokens, 0 = not given
   std::optional<double> mfu;
-  std::string recipe;                     ///< a data/recipes.json id, or empty
-  bool master_weights = true;             ///< fp32 master copy beside 16-bit weights (mixed precision)
-  bool fp32_gradients = false;            ///< gradients kept in fp32 (Megatron-LM's main_grad)
-  bool optimizer_in_backward = false;     ///< each parameter stepped as its gradient is made
-  bool chunked_loss = false;              ///< logits and loss computed in chunks of tokens
-  bool packed = false;                    ///< sequences packed to seq_len (no padding)
-  bool activation_offload = false;        ///< checkpointed layer inputs kept in host RAM
-  bool fsdp = false;                      ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
-  std::string offload = "none";           ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
-  std::optional<int> gpu_layers;          ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
+  std::string recipe;                    ///< a data/recipes.json id, or empty
+  bool master_weights = true;            ///< fp32 master copy beside 16-bit weights (mixed precision)
+  bool fp32_gradients = false;           ///< gradients kept in fp32 (Megatron-LM's main_grad)
+  bool optimizer_in_backward = false;    ///< each parameter stepped as its gradient is made
+  bool chunked_loss = false;             ///< logits and loss computed in chunks of tokens
+  bool packed = false;                   ///< sequences packed to seq_len (no padding)
+  bool activation_offload = false;       ///< checkpointed layer inputs kept in host RAM
+  bool fsdp = false;                     ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
+  std::string offload = "none";          ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
+  std::optional<int> gpu_layers;         ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
   std::vector<std::string> assumptions;  ///< every default taken, in words
 
   const WeightFormat& format() const;

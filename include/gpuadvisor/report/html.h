@@ -83,7 +83,7 @@ struct Point {
 struct Scatter {
   std::string title, x_label, y_label;
   std::vector<Point> points;
-  std::vector<std::size_t> front;  ///< indices into points: the Pareto front (drawn as a step line)
+  std::vector<std::size_t> front;   ///< indices into points: the Pareto front (drawn as a step line)
   bool front_higher_better = true;  ///< y: more is better (throughput) or less (time)
   std::function<std::string(double)> x_format, y_format;
 };
@@ -104,7 +104,8 @@ struct Marker {
 };
 /// One horizontal bar of `segments` in order, with a legend under it (label, value, share) and
 /// optional markers; the scale runs to the largest of the total and the markers.
-std::string stacked_bar(const std::vector<Segment>& segments, std::string_view title, const std::vector<Marker>& markers = {});
+std::string stacked_bar(const std::vector<Segment>& segments, std::string_view title,
+                        const std::vector<Marker>& markers = {});
 /// Horizontal bars, one per item, scaled from zero to the largest; `note` is drawn under the title
 /// ("lower is better").
 std::string bar_chart(const std::vector<Segment>& bars, std::string_view title, std::string_view note = "",

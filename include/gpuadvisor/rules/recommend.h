@@ -31,7 +31,7 @@ struct Request {
   int max_gpus = 8;
   bool max_gpus_set = false;
   bool used = false;
-  std::string today;  ///< YYYY-MM-DD: prices older than 12 months before it are flagged (stale_prices)
+  std::string today;             ///< YYYY-MM-DD: prices older than 12 months before it are flagged (stale_prices)
   std::optional<Prefer> prefer;  ///< default: efficiency at the edge, balanced with a budget, else speed
   int top = 5;
 };
@@ -44,10 +44,10 @@ struct Candidate {
   double memory_need_bytes = 0;
   estimate::PerfEstimate perf;
   const catalog::CloudInstance* instance = nullptr;  ///< cloud plans
-  std::optional<double> price_usd;  ///< purchase: total; cloud: the job's rent when known, else $/h
-  std::optional<double> usd_per_hour;  ///< cloud: the instance's rate
-  std::optional<double> rent_hours;    ///< cloud: hours the job takes (training or generating --tokens)
-  std::optional<double> rent_usd;      ///< cloud: usd_per_hour x rent_hours
+  std::optional<double> price_usd;                   ///< purchase: total; cloud: the job's rent when known, else $/h
+  std::optional<double> usd_per_hour;                ///< cloud: the instance's rate
+  std::optional<double> rent_hours;                  ///< cloud: hours the job takes (training or generating --tokens)
+  std::optional<double> rent_usd;                    ///< cloud: usd_per_hour x rent_hours
   std::string price_kind;
   std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
   estimate::Host host;                ///< the host the GPUs go into, priced into price_usd
@@ -66,19 +66,19 @@ struct Candidate {
 struct Recommendation {
   Prefer prefer = Prefer::balanced;
   std::string score_unit;
-  std::vector<std::string> defaults;   ///< what was assumed, in words
-  std::vector<Candidate> candidates;   ///< every candidate evaluated
-  std::vector<std::size_t> plans;      ///< indices into candidates, best first (one per GPU model)
-  std::vector<std::size_t> rejected;   ///< the nearest rejected candidates
-  std::vector<std::size_t> pareto;     ///< accepted plans not dominated on (price, time)
-  std::vector<std::string> way_out;    ///< when nothing fits: the cheapest ways out
+  std::vector<std::string> defaults;  ///< what was assumed, in words
+  std::vector<Candidate> candidates;  ///< every candidate evaluated
+  std::vector<std::size_t> plans;     ///< indices into candidates, best first (one per GPU model)
+  std::vector<std::size_t> rejected;  ///< the nearest rejected candidates
+  std::vector<std::size_t> pareto;    ///< accepted plans not dominated on (price, time)
+  std::vector<std::string> way_out;   ///< when nothing fits: the cheapest ways out
   struct NotPriced {
     std::string id;      ///< GPU id (instance id with --cloud)
     std::string reason;  ///< "no price", "discontinued, priced used with --used", "host ... has no price", ...
     std::optional<double> used_price_usd;  ///< the used price --used would plan, when that is the reason
   };
   std::vector<std::string> stale_prices;  ///< the plans shown priced with a price older than 12 months, in words
-  std::vector<NotPriced> not_priced;  ///< GPUs (or instances) that hold the workload but have no price to plan with
+  std::vector<NotPriced> not_priced;      ///< GPUs (or instances) that hold the workload but have no price to plan with
 };
 
 struct Data {

@@ -32,9 +32,26 @@ util::Json to_json(const Value& v);
 /// recommend rule's metric is resolved to one of these when the rule is loaded, and a candidate
 /// keeps their values in a fixed array: reading one costs no string comparison.
 enum class Metric : std::uint8_t {
-  memory_headroom_fraction, memory_need_bytes, memory_capacity_bytes, total_price_usd, price_known, used_price,
-  total_tdp_w, min_total_power_w, precision_supported, segment_allowed, pcie_only_multi_gpu_training,
-  geforce_in_datacenter, vendor_nvidia, gpus, throughput, time_s, flops_per_usd, bandwidth_gbs, rent_price_usd, host_fits,
+  memory_headroom_fraction,
+  memory_need_bytes,
+  memory_capacity_bytes,
+  total_price_usd,
+  price_known,
+  used_price,
+  total_tdp_w,
+  min_total_power_w,
+  precision_supported,
+  segment_allowed,
+  pcie_only_multi_gpu_training,
+  geforce_in_datacenter,
+  vendor_nvidia,
+  gpus,
+  throughput,
+  time_s,
+  flops_per_usd,
+  bandwidth_gbs,
+  rent_price_usd,
+  host_fits,
   power_known
 };
 inline constexpr std::size_t kMetricCount = 21;
@@ -46,15 +63,15 @@ struct Rule {
   Kind kind = Kind::constraint;
   std::string scope = "recommend";  ///< recommend or check
   std::string metric;
-  std::optional<Metric> metric_id;   ///< the metric resolved, for recommend rules
-  std::string op;                    ///< <=, >=, <, >, ==, !=
-  Value threshold;                   ///< fixed threshold, or
-  std::string threshold_from;        ///< the name of an option (budget, power_limit) that gives it
-  std::string when;                  ///< the rule applies only when this option is set
-  double weight = 0;                 ///< advice: the share of score lost when it fires
+  std::optional<Metric> metric_id;  ///< the metric resolved, for recommend rules
+  std::string op;                   ///< <=, >=, <, >, ==, !=
+  Value threshold;                  ///< fixed threshold, or
+  std::string threshold_from;       ///< the name of an option (budget, power_limit) that gives it
+  std::string when;                 ///< the rule applies only when this option is set
+  double weight = 0;                ///< advice: the share of score lost when it fires
   Severity severity = Severity::error;
-  std::string message;               ///< template with {metric} placeholders
-  std::string fix;                   ///< how to fix it (check rules)
+  std::string message;  ///< template with {metric} placeholders
+  std::string fix;      ///< how to fix it (check rules)
   std::string rationale;
   std::vector<catalog::Source> sources;
   std::string as_of;
@@ -118,7 +135,7 @@ struct Outcome {
   Value value;             ///< the rule's metric for the subject (unknown: monostate)
   bool applicable = true;  ///< false when its option is not set or its metric is unknown
   bool passed = true;
-  std::string message;     ///< rendered when it did not pass
+  std::string message;  ///< rendered when it did not pass
 };
 
 class RuleSet {

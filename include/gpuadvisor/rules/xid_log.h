@@ -12,15 +12,14 @@
 
 namespace gpuadvisor::rules {
 
-
 /// All events of one code (or Xid-less message) and one effective severity on one GPU.
 struct XidGroup {
   std::string pci;
-  int code = 0;                                    ///< 0 for an Xid-less message
-  const catalog::XidInfo* info = nullptr;          ///< nullptr for a code gpuadvisor does not know
+  int code = 0;                                      ///< 0 for an Xid-less message
+  const catalog::XidInfo* info = nullptr;            ///< nullptr for a code gpuadvisor does not know
   const catalog::LogMessage* log_message = nullptr;  ///< set when code is 0
-  std::optional<catalog::XidSeverity> severity;    ///< the events' severity; nullopt: unknown code
-  std::string label;                               ///< the message part that set the severity ("GPU Reset Required")
+  std::optional<catalog::XidSeverity> severity;      ///< the events' severity; nullopt: unknown code
+  std::string label;                                 ///< the message part that set the severity ("GPU Reset Required")
   int count = 0;
   int first_line = 0, last_line = 0;
   std::string first_time, last_time;
@@ -37,11 +36,11 @@ struct XidScan {
   std::string origin;
   std::vector<XidWarning> warnings;  ///< skipped lines, in log order
   std::size_t lines = 0;
-  std::size_t events = 0;        ///< Xid lines and Xid-less driver messages read
-  std::size_t warnings_total = 0;  ///< skipped lines (the first 100 are in `warnings`)
-  std::vector<XidGroup> groups;  ///< critical first, then error, unknown, warning, info; then by count
-  std::vector<std::string> gpus;  ///< PCI addresses with events, in order of first appearance
-  std::size_t critical = 0;       ///< events of critical severity (Xid 154 by the action it states)
+  std::size_t events = 0;           ///< Xid lines and Xid-less driver messages read
+  std::size_t warnings_total = 0;   ///< skipped lines (the first 100 are in `warnings`)
+  std::vector<XidGroup> groups;     ///< critical first, then error, unknown, warning, info; then by count
+  std::vector<std::string> gpus;    ///< PCI addresses with events, in order of first appearance
+  std::size_t critical = 0;         ///< events of critical severity (Xid 154 by the action it states)
   std::size_t unlisted_events = 0;  ///< events past the 10,000th GPU-and-code group: counted, not grouped
 };
 

@@ -15,8 +15,7 @@ enum class Exit : int { ok = 0, no = 1, usage = 2, internal = 3 };
 /// The one exception type of the project. `what()` is a complete one-line message.
 class Error : public std::runtime_error {
  public:
-  explicit Error(std::string message, Exit code = Exit::usage)
-      : std::runtime_error(std::move(message)), code_(code) {}
+  explicit Error(std::string message, Exit code = Exit::usage) : std::runtime_error(std::move(message)), code_(code) {}
   Exit code() const { return code_; }
 
  private:

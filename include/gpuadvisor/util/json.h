@@ -4,11 +4,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "gpuadvisor/util/error.h"
 #include "gpuadvisor/util/json_map.h"

@@ -10,13 +10,12 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace gpuadvisor::util {
 
@@ -129,9 +128,8 @@ struct IndexedMap : std::vector<std::pair<const Key, T>, Allocator> {
     Container::push_back(value);
     return {std::prev(this->end()), true};
   }
-  template <typename InputIt,
-            typename = std::enable_if_t<std::is_convertible_v<typename std::iterator_traits<InputIt>::iterator_category,
-                                                              std::input_iterator_tag>>>
+  template <typename InputIt, typename = std::enable_if_t<std::is_convertible_v<
+                                  typename std::iterator_traits<InputIt>::iterator_category, std::input_iterator_tag>>>
   void insert(InputIt first, InputIt last) {
     for (auto it = first; it != last; ++it) insert(*it);
   }

@@ -34,9 +34,12 @@ class JsonSink {
   void operator()(std::string_view key, const char* v) { put_string(key, v); }
   template <std::integral I>
   void operator()(std::string_view key, I v) {
-    if constexpr (std::same_as<I, bool>) put_bool(key, v);
-    else if constexpr (std::is_signed_v<I>) put_int(key, static_cast<long long>(v));
-    else put_uint(key, static_cast<unsigned long long>(v));
+    if constexpr (std::same_as<I, bool>)
+      put_bool(key, v);
+    else if constexpr (std::is_signed_v<I>)
+      put_int(key, static_cast<long long>(v));
+    else
+      put_uint(key, static_cast<unsigned long long>(v));
   }
   /// Non-finite numbers are written as null, as Json::dump() does.
   void operator()(std::string_view key, double v) { put_double(key, v); }

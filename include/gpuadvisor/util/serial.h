@@ -72,7 +72,9 @@ template <class T>
 concept Scalar = std::is_arithmetic_v<T> || std::is_enum_v<T>;
 /// A struct with a `fields` function found by argument-dependent look-up.
 template <class T>
-concept Described = requires(Writer& w, const T& v) { fields(w, v); };
+concept Described = requires(Writer& w, const T& v) {
+  fields(w, v);
+};
 
 template <Scalar T>
 void put(Writer& w, const T& v) {
@@ -163,7 +165,8 @@ void get(Reader& r, std::variant<T...>& v) {
   // Default-construct the alternative with index i, then read into it.
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     ((i == I ? (v.template emplace<I>(), get(r, std::get<I>(v)), 0) : 0), ...);
-  }(std::index_sequence_for<T...>{});
+  }
+  (std::index_sequence_for<T...>{});
 }
 
 /// JSON values (a rule's record as written), tree by tree.
