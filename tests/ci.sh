@@ -12,8 +12,9 @@ SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 
 packages="cmake make g++ libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2 python3 chromium"
 # The .deb (dpkg-dev and file for its Depends), the completion and man page tests (zsh, fish,
-# groff-base, man-db) and the fuzz smoke (clang 14 and its libFuzzer runtime).
-packages="$packages dpkg-dev file zsh fish groff-base man-db clang libclang-rt-14-dev"
+# groff-base, man-db), the fuzz smoke (clang 14 and its libFuzzer runtime) and the style check
+# (clang-format 14).
+packages="$packages dpkg-dev file zsh fish groff-base man-db clang libclang-rt-14-dev clang-format-14"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
