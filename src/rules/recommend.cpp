@@ -803,21 +803,25 @@ std::vector<FitRow> fit_models(const catalog::Gpu& gpu, int gpus, const catalog:
       std::string layout;
       // Inference splits the model over the GPUs by tensor parallelism; where the heads do not
       // divide (12 heads over 8 GPUs, a CNN), the widest split that does, with the rest as replicas.
-      bool made = false;
-      for (int tp = gpus; tp >= 1 && !made; tp /= 2) {
-        if (p.task == Task::inference && gpus > 1) {
-          if (gpus % tp) continue;
-          in.tp = std::to_string(tp);
-        }
-        try {
-          w = estimate::make_workload(in, models, &set);
-          made = true;
-          if (p.task == Task::inference && tp < gpus) layout = fmt::format("tp {} x {} replicas", tp, gpus / tp);
-        } catch (const Error&) {
-          if (p.task != Task::inference || gpus == 1) break;  // training layouts are planned below
-        }
+      // The workload is made once with tp 1 (a layout that always holds), then widened by the
+      // same check make_workload applies (estimate::check_layout).
+      const bool split = p.task == Task::inference && gpus > 1;
+      if (split) in.tp = "1";
+      try {
+        w = estimate::make_workload(in, models, &set);
+      } catch (const Error&) {
+        continue;  // a plan the model cannot take at all (its kind, its precision)
       }
-      if (!made) continue;
+      if (split) {
+        int tp = gpus;
+        for (; tp > 1; tp /= 2) {
+          if (gpus % tp) continue;
+          w.tp = tp;
+          if (estimate::check_layout(w).empty()) break;
+        }
+        w.tp = std::max(tp, 1);
+        if (w.tp < gpus) layout = fmt::format("tp {} x {} replicas", w.tp, gpus / w.tp);
+      }
       w = estimate::plan_layout(std::move(w), set, gpu, eff, headroom);
       auto f = estimate::fit(w, gpu, eff, headroom);
       rows.push_back({&m, p.label, f.fits, f.max_seq_len, f.max_batch, f.max_seq_capped, layout});
