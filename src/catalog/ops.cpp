@@ -254,13 +254,6 @@ std::string arch_label(const ArchCompat& a, const std::string& cc) {
   return fmt::format("{} ({})", info ? std::string(info->display) : a.id, sm_name(cc));
 }
 
-std::string join_cuda(const std::vector<std::string>& v) {
-  if (v.empty()) return "";
-  if (v.size() == 1) return v[0];
-  std::vector<std::string> head(v.begin(), v.end() - 1);
-  return util::join(head, ", ") + " and " + v.back();
-}
-
 // The oldest build of a release that can carry native code for the architecture.
 std::optional<std::string> pick_build(const FrameworkRelease& rel, const std::optional<std::string>& first_cuda,
                                       const std::optional<std::string>& last_cuda) {
@@ -754,7 +747,7 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
                                  label, *s.first);
           if (rel)
             c.detail += fmt::format("; {} builds use CUDA {}, and {} code needs CUDA {} or newer", v.text,
-                                    join_cuda(rel->cuda), base_sm, base_cuda);
+                                    util::join_list(rel->cuda, "and"), base_sm, base_cuda);
           c.needed = first_text();
         } else if (rel) {
           auto build = pick_build(*rel, base_cuda, last);
@@ -769,7 +762,7 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
           if (!build) {
             c.answer = Answer::no;
             c.detail = fmt::format("{} {} builds use CUDA {}; none can carry {} code (it needs CUDA {} or newer{})",
-                                   disp, v.text, join_cuda(rel->cuda), base_sm, base_cuda,
+                                   disp, v.text, util::join_list(rel->cuda, "and"), base_sm, base_cuda,
                                    last ? " and " + *last + " or older" : "");
             c.needed = fmt::format("a {} build with CUDA {} or newer", disp, base_cuda);
           } else {
@@ -780,9 +773,10 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
             const std::string pkg = rel->package(*build);
             c.detail = fmt::format("{} {} has prebuilt {} support in its CUDA {} build{}{}", disp, v.text, label,
                                    *build, pkg.empty() ? "" : " (" + pkg + ")",
-                                   older.empty() ? ""
-                                                 : fmt::format(" (its CUDA {} build{} no {} code)", join_cuda(older),
-                                                               older.size() > 1 ? "s have" : " has", base_sm));
+                                   older.empty()
+                                       ? ""
+                                       : fmt::format(" (its CUDA {} build{} no {} code)", util::join_list(older, "and"),
+                                                     older.size() > 1 ? "s have" : " has", base_sm));
           }
         } else {
           c.detail = fmt::format("{} {} is not older than {}, the first release with prebuilt {} support{}", disp,
@@ -809,11 +803,12 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
       bool has = std::any_of(rel->cuda.begin(), rel->cuda.end(),
                              [&](const std::string& b) { return compare_versions(b, series) == 0; });
       if (!has)
-        r.checks.push_back(
-            {"framework-cuda", fmt::format("{} {} with CUDA {}", disp, q.framework_version->text, q.cuda->text),
-             Answer::limited,
-             fmt::format("{} {} has official builds for CUDA {} only", disp, rel->version, join_cuda(rel->cuda)),
-             fmt::format("one of those builds, or {} built from source against CUDA {}", disp, series)});
+        r.checks.push_back({"framework-cuda",
+                            fmt::format("{} {} with CUDA {}", disp, q.framework_version->text, q.cuda->text),
+                            Answer::limited,
+                            fmt::format("{} {} has official builds for CUDA {} only", disp, rel->version,
+                                        util::join_list(rel->cuda, "and")),
+                            fmt::format("one of those builds, or {} built from source against CUDA {}", disp, series)});
     }
   }
 

@@ -272,11 +272,9 @@ std::string Context::today() const {
 }
 
 std::string format_help(std::span<const report::Format> formats, std::string_view note) {
-  std::string list;
-  for (std::size_t i = 0; i < formats.size(); ++i) {
-    if (i > 0) list += i + 1 == formats.size() ? " or " : ", ";
-    list += report::name(formats[i]);
-  }
+  std::vector<std::string> names;
+  for (auto f : formats) names.emplace_back(report::name(f));
+  const std::string list = util::join_list(names, "or");
   std::vector<std::string> asides;
   if (formats.size() > 1) asides.push_back(fmt::format("{} by default", report::name(formats.front())));
   if (!note.empty()) asides.emplace_back(note);

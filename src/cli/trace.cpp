@@ -6,7 +6,6 @@
 #include <map>
 
 #include "context.h"
-#include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -44,12 +43,11 @@ void trace_perf(const estimate::PerfEstimate& p, const catalog::Gpu& gpu) {
     spdlog::debug("speed on {}: not estimated: {}", gpu.id, p.reason);
     return;
   }
-  std::vector<std::string> factors;
-  for (auto f : p.factors) factors.emplace_back(f);
   spdlog::debug(
       "speed on {}: bound by {}; utilisation {:.2f}, bandwidth efficiency {:.2f}, multi-GPU scaling {:.2f}; factors: "
       "{}",
-      gpu.id, p.bound, p.mfu, p.bandwidth_efficiency, p.scaling, factors.empty() ? "none" : util::join(factors, ", "));
+      gpu.id, p.bound, p.mfu, p.bandwidth_efficiency, p.scaling,
+      p.factors.empty() ? "none" : util::join(p.factors, ", "));
   if (p.tokens_per_s.typical > 0) spdlog::debug("training: {} tokens/s", range(p.tokens_per_s));
   if (p.decode_tokens_per_s.typical > 0)
     spdlog::debug("inference: decode {} tokens/s per sequence, prefill {} tokens/s", range(p.decode_tokens_per_s),

@@ -23,6 +23,12 @@ std::string_view sarif_level(Severity s) {
   return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "note";
 }
 
+// Whether a finding fails the run, as the exit code has it: errors always, warnings with
+// --fail-on warning. JUnit's <failure> and SARIF's "error" level follow it.
+bool fails_gate(Severity s, std::string_view fail_on) {
+  return s == Severity::error || (s == Severity::warning && fail_on == "warning");
+}
+
 std::string location(const std::string& file, int line) { return line > 0 ? fmt::format("{}:{}", file, line) : file; }
 
 std::string diag_line(const std::string& file, const Finding& f) {
@@ -211,7 +217,7 @@ std::string check_junit(std::span<const SpecOutcome> outcomes, const std::string
         if (!f->fix.empty()) text += "    fix: " + f->fix + "\n";
       }
       // What does not fail the run (as the exit code has it) passes, its findings shown.
-      if (!(worst == Severity::error || (worst == Severity::warning && fail_on == "warning"))) {
+      if (!fails_gate(worst, fail_on)) {
         cases += fmt::format(
             "    <testcase name=\"{}\" classname=\"{}\">\n"
             "      <system-out>{}</system-out>\n"
@@ -292,8 +298,7 @@ util::Json check_sarif(std::span<const SpecOutcome> outcomes, std::span<const ru
       res["ruleId"] = f.rule->id;
       auto idx = std::find(rules.begin(), rules.end(), f.rule);
       if (idx != rules.end()) res["ruleIndex"] = idx - rules.begin();
-      const bool fails = f.severity == Severity::error || (fail_on == "warning" && f.severity == Severity::warning);
-      res["level"] = fails ? std::string_view("error") : sarif_level(f.severity);
+      res["level"] = fails_gate(f.severity, fail_on) ? std::string_view("error") : sarif_level(f.severity);
       res["message"] = {{"text", f.fix.empty() ? f.message : fmt::format("{}. Fix: {}", f.message, f.fix)}};
       util::Json phys;
       phys["artifactLocation"]["uri"] = path_to_uri(o.file);

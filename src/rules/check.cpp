@@ -622,10 +622,7 @@ struct Builder {
                                        : "/server/interconnect");
           x.show("gpus", std::to_string(w.gpus));
           x.show("no_nvlink_why", why);
-          std::string said = traffic.front();
-          for (std::size_t t = 1; t < traffic.size(); ++t)
-            said += (t + 1 == traffic.size() ? " and " : ", ") + traffic[t];
-          x.show("traffic", said);
+          x.show("traffic", util::join_list(traffic, "and"));
         }
         subjects.push_back(std::move(x));
       }

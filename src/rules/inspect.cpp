@@ -138,7 +138,7 @@ std::string fmt_num(double v) {
 // Typed access to one row's cells with errors that name the line and the field.
 class Row {
  public:
-  Row(const SmiRow& r, const SmiCapture& cap) : r_(r), cap_(cap), origin_(cap.origin) {}
+  Row(const SmiRow& r, const SmiCapture& cap) : r_(r), cap_(cap) {}
 
   bool captured(std::string_view f) const { return cap_.cell(r_, f) != nullptr; }
   std::string text(std::string_view f) const {
@@ -194,13 +194,12 @@ class Row {
   }
 
   [[noreturn]] void fail(std::string_view f, const std::string& what) const {
-    throw Error(fmt::format("{}:{}: field '{}': {}", origin_, r_.line, f, what));
+    throw Error(fmt::format("{}:{}: field '{}': {}", cap_.origin, r_.line, f, what));
   }
 
  private:
   const SmiRow& r_;
   const SmiCapture& cap_;
-  const std::string& origin_;
 };
 
 // Every catalog id, name and alias, squashed ("NVIDIA A100-SXM4-80GB" -> "nvidiaa100sxm480gb"), built

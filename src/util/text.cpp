@@ -81,6 +81,11 @@ std::string join_of(std::span<const S> parts, std::string_view sep) {
 std::string join(std::span<const std::string> parts, std::string_view sep) { return join_of(parts, sep); }
 std::string join(std::span<const std::string_view> parts, std::string_view sep) { return join_of(parts, sep); }
 
+std::string join_list(std::span<const std::string> parts, std::string_view last) {
+  if (parts.size() < 2) return parts.empty() ? "" : parts[0];
+  return join_of(parts.first(parts.size() - 1), ", ") + " " + std::string(last) + " " + parts.back();
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment: Levenshtein plus adjacent transpositions ("jsno" -> "json" is 1).
   // Three rows of the shorter word's length (a transposition looks two rows back), not a table.

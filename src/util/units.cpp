@@ -248,12 +248,19 @@ std::string format_money(double usd) {
   return fmt::format("${:.2f}", usd);
 }
 
+namespace {
+// "1832" -> "1,832": a comma between each group of three digits from the right.
+std::string group_thousands(std::string digits) {
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+}  // namespace
+
 std::string format_cents(double usd) {
   const long long cents = std::llround(std::fabs(usd) * 100);
-  std::string dollars = std::to_string(cents / 100);
-  for (auto i = static_cast<std::ptrdiff_t>(dollars.size()) - 3; i > 0; i -= 3)
-    dollars.insert(static_cast<std::size_t>(i), ",");
-  return fmt::format("{}${}.{:02}", usd < 0 && cents > 0 ? "-" : "", dollars, cents % 100);
+  return fmt::format("{}${}.{:02}", usd < 0 && cents > 0 ? "-" : "", group_thousands(std::to_string(cents / 100)),
+                     cents % 100);
 }
 
 std::string format_rate(double usd_per_hour) { return format_cents(usd_per_hour) + "/h"; }
@@ -272,14 +279,7 @@ std::string format_number(double v) {
   if (!std::isfinite(v)) return "n/a";
   double a = std::fabs(v);
   if (a >= 1000) {
-    std::string digits = fmt::format("{:.0f}", a);
-    std::string out;
-    int n = 0;
-    for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-      if (n && n % 3 == 0) out.insert(out.begin(), ',');
-      out.insert(out.begin(), *it);
-      ++n;
-    }
+    const std::string out = group_thousands(fmt::format("{:.0f}", a));
     return v < 0 ? "-" + out : out;
   }
   if (a >= 100) return fmt::format("{:.0f}", v);

@@ -20,6 +20,8 @@ bool ends_with(std::string_view s, std::string_view suffix);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(std::span<const std::string> parts, std::string_view sep);
 std::string join(std::span<const std::string_view> parts, std::string_view sep);
+/// A list in words: "a", "a and b", "a, b and c" (`last` is "and" or "or").
+std::string join_list(std::span<const std::string> parts, std::string_view last);
 
 /// Edit distance: insertions, deletions, substitutions and adjacent transpositions cost 1.
 std::size_t edit_distance(std::string_view a, std::string_view b);
