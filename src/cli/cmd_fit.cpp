@@ -3,29 +3,39 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "context.h"
 #include "gpuadvisor/rules/recommend.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "nvidia_smi.h"
 
 namespace gpuadvisor::cli {
 namespace {
 
 struct FitFlags {
-  std::string gpu, gpus = "1", kind;
+  std::string gpu, gpus, kind, nvidia_smi = "nvidia-smi";
 };
 
 void run_fit(Context& ctx, const FitFlags& o) {
   auto f = ctx.output_format();
-  if (o.gpu.empty()) throw Error("--gpu is required: which GPU to fit models on (e.g. --gpu rtx-4090)");
-  const auto& gpu = ctx.gpu(o.gpu);
+  // No --gpu: the GPUs of this machine, as the local nvidia-smi lists them.
+  std::optional<DetectedGpus> detected;
+  if (o.gpu.empty()) detected = detect_gpus(o.nvidia_smi, ctx.catalog());
+  const auto& gpu = detected ? *detected->gpu : ctx.gpu(o.gpu);
   if (!o.kind.empty() && o.kind != "decoder" && o.kind != "encoder" && o.kind != "encoder-decoder" &&
       o.kind != "vision")
     throw Error(
         fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(o.kind)));
-  auto n = util::parse_int(o.gpus, 1, 4096);
+  auto n = o.gpus.empty() ? Result<long long>(detected ? detected->count : 1) : util::parse_int(o.gpus, 1, 4096);
   if (!n) throw Error("--gpus: " + n.error());
+  if (detected && f != report::Format::json && f != report::Format::csv)
+    ctx.out << fmt::format(
+        "Detected by nvidia-smi: {} x {} ({}){}\n\n", detected->count, detected->gpu->name, detected->gpu->id,
+        detected->unidentified.empty()
+            ? ""
+            : fmt::format("; not in the catalog, left out: {}", util::join_list(detected->unidentified, "and")));
   auto rows = rules::fit_models(gpu, static_cast<int>(*n), ctx.models(), ctx.efficiency(), estimate::kDefaultHeadroom);
   std::vector<std::string> plans = {"inference fp16", "inference int8", "inference int4",
                                     "lora bf16",      "qlora nf4",      "train bf16"};
@@ -34,6 +44,11 @@ void run_fit(Context& ctx, const FitFlags& o) {
     auto j = report::envelope("fit");
     j["gpu_id"] = gpu.id;
     j["count"] = *n;
+    if (detected)
+      j["detected"] = util::Json{{"source", "nvidia-smi"},
+                                 {"gpu_id", detected->gpu->id},
+                                 {"count", detected->count},
+                                 {"not_in_catalog", detected->unidentified}};
     j["headroom_fraction"] = estimate::kDefaultHeadroom;
     util::Json arr = util::Json::array();
     for (const auto& r : rows) {
@@ -128,13 +143,16 @@ void run_fit(Context& ctx, const FitFlags& o) {
 void setup_fit(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<FitFlags>();
   auto* cmd = app.add_subcommand("fit", "Which model presets fit a GPU, for inference, LoRA, QLoRA and full training");
-  cmd->add_option("--gpu", o->gpu, "GPU id, alias or loose name")->required();
-  cmd->add_option("--gpus", o->gpus, "Number of GPUs (default 1)");
+  cmd->add_option("--gpu", o->gpu, "GPU id, alias or loose name (default: the GPUs nvidia-smi lists on this machine)");
+  cmd->add_option("--gpus", o->gpus, "Number of GPUs (default 1, or as many as nvidia-smi lists)");
+  cmd->add_option("--nvidia-smi", o->nvidia_smi, "Without --gpu, the nvidia-smi to run (default: found on PATH)")
+      ->type_name("PATH");
   cmd->add_option("--kind", o->kind, "Only decoder, encoder, encoder-decoder or vision models");
   cmd->add_option("--models", ctx.model_files, "Extra model presets file; repeatable")->type_name("FILE");
   add_format_option(*cmd, ctx, kTabular);
   add_catalog_option(*cmd, ctx);
   cmd->footer(
+      "Without --gpu, runs nvidia-smi (no shell) and fits the GPUs it lists: one kind, as many as there are.\n"
       "Examples:\n  gpuadvisor fit --gpu rtx-4090\n  gpuadvisor fit --gpu a100-80gb-sxm --gpus 8 --kind decoder "
       "--format json");
   cmd->callback([&ctx, o] { run_fit(ctx, *o); });

@@ -859,6 +859,59 @@ TEST_CASE("rules::inspect command", "[inspect]") {
   }
 }
 
+TEST_CASE("fit without --gpu fits the GPUs nvidia-smi lists", "[inspect][fit]") {
+  SECTION("one kind: that GPU, as many as listed, said above the table and in JSON") {
+    FakeSmi smi(print_file("tests/fixtures/inspect/a100-healthy.csv"));
+    auto r = test::run_cli({"fit", "--kind", "decoder"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("Detected by nvidia-smi: 2 x NVIDIA A100 80GB SXM4 (a100-80gb-sxm)\n\n", 0) == 0);
+    CHECK(r.out.find("On 2 x NVIDIA A100 80GB SXM4") != std::string::npos);
+    auto j = util::Json::parse(test::run_cli({"fit", "--format", "json"}).out);
+    CHECK(j["gpu_id"] == "a100-80gb-sxm");
+    CHECK(j["count"] == 2);
+    CHECK(j["detected"]["count"] == 2);
+    CHECK(j["detected"]["not_in_catalog"].empty());
+    // --gpus still wins over the count nvidia-smi lists.
+    CHECK(util::Json::parse(test::run_cli({"fit", "--gpus", "8", "--format", "json"}).out)["count"] == 8);
+  }
+  SECTION("cards not in the catalog are left out and named") {
+    FakeSmi smi(
+        "echo 'name, memory.total [MiB]'; echo 'NVIDIA A100-SXM4-40GB, 40960 MiB'; "
+        "echo 'NVIDIA Future Card 9000, 1000 MiB'\n");
+    auto r = test::run_cli({"fit", "--kind", "vision"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(
+        r.out.rfind("Detected by nvidia-smi: 1 x NVIDIA A100 40GB SXM4 (a100-40gb-sxm); not in the catalog, left out:\n"
+                    "  NVIDIA Future Card 9000\n",
+                    0) == 0);
+  }
+  SECTION("two kinds, none in the catalog, or no nvidia-smi: exit 2 asking for --gpu") {
+    {
+      FakeSmi smi("echo name; echo 'NVIDIA A100-SXM4-40GB'; echo 'NVIDIA GeForce RTX 4090'\n");
+      auto r = test::run_cli({"fit"});
+      CHECK(r.code == 2);
+      CHECK(r.err ==
+            "gpuadvisor: error: nvidia-smi lists more than one kind of GPU (1 x a100-40gb-sxm and 1 x rtx-4090); name "
+            "one with --gpu\n");
+    }
+    {
+      FakeSmi smi("echo name; echo 'NVIDIA Future Card 9000'\n");
+      auto r = test::run_cli({"fit"});
+      CHECK(r.code == 2);
+      CHECK(
+          r.err ==
+          "gpuadvisor: error: nvidia-smi lists 1 GPU (NVIDIA Future Card 9000), none of them in the catalog; name one "
+          "with --gpu\n");
+    }
+    FakeSmi none("");
+    auto r = test::run_cli({"fit"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "gpuadvisor: error: nvidia-smi not found on PATH; use --nvidia-smi PATH or --gpu NAME\n");
+  }
+}
+
 TEST_CASE("rules::inspect docs", "[inspect]") {
   std::string doc = read("docs/inspect.md");
   SECTION("docs/inspect.md shows the exact --query-gpu list") {
