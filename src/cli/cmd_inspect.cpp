@@ -63,8 +63,13 @@ util::Json to_json(const rules::InspectReport& rep) {
   return j;
 }
 
-// What the capture was, as read: with or without a header, units or nounits.
+// What the capture was, as read: with or without a header, units or nounits; or a text output.
 std::string input_kind(const rules::SmiCapture& cap) {
+  if (cap.shape != rules::SmiShape::csv)
+    return fmt::format(
+        "nvidia-smi's {} output, which shows {} of the {} fields inspect reads; for every check, capture with "
+        "'gpuadvisor inspect --print-query'",
+        cap.shape == rules::SmiShape::table ? "table" : "-q", cap.fields.size(), rules::smi_query_fields(0).size());
   if (!cap.has_header) return "CSV without a header (csv,noheader), read as the documented field list";
   return cap.header_units ? "CSV with a header and units" : "CSV with a header, no units (nounits)";
 }
@@ -108,7 +113,8 @@ void run_inspect(Context& ctx, const InspectOptions& o) {
     return;
   }
   const int width = ctx.style.width;
-  if (!cap->has_header) ctx.out << layout::hanging("", fmt::format("Input: {}", rep->input), width) << "\n";
+  if (!cap->has_header || cap->shape != rules::SmiShape::csv)
+    ctx.out << layout::hanging("", fmt::format("Input: {}", rep->input), width) << "\n";
   std::size_t w = 0;
   for (const auto& c : rep->cards)
     for (const auto& i : c.items) w = std::max(w, i.check.size());

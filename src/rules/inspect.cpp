@@ -218,6 +218,20 @@ class NameIndex {
     auto it = by_name_.find(util::squash(util::lower(name)));
     return it == by_name_.end() ? nullptr : it->second;
   }
+  /// The one record a name cut short by nvidia-smi's table ("NVIDIA RTX 6000 Ada Gene...") starts,
+  /// among those of the reported memory size (within 10%); nullptr when none or several do.
+  const catalog::Gpu* find_prefix(std::string_view prefix, std::optional<double> mem_mib) const {
+    const std::string p = util::squash(util::lower(prefix));
+    if (p.size() < 6) return nullptr;
+    const catalog::Gpu* found = nullptr;
+    for (const auto& [key, g] : by_name_) {
+      if (!util::starts_with(key, p)) continue;
+      if (mem_mib && std::fabs(*mem_mib * 1048576.0 / g->memory_bytes - 1.0) > 0.1) continue;
+      if (found && found != g) return nullptr;
+      found = g;
+    }
+    return found;
+  }
 
  private:
   void add(std::string_view n, const catalog::Gpu* g) { by_name_.try_emplace(util::squash(util::lower(n)), g); }
@@ -237,6 +251,11 @@ const catalog::Gpu* identify(const NameIndex& index, const std::string& name, st
   }
   for (const auto& t : tries)
     if (const auto* g = index.find(t)) return g;
+  // Older drivers cut long names to the table's column ("Tesla V100-SXM2...").
+  if (util::ends_with(name, "...")) {
+    if (const auto* g = index.find_prefix(name.substr(0, name.size() - 3), mem_mib)) return g;
+    return index.find_prefix(stripped.substr(0, stripped.size() - 3), mem_mib);
+  }
   return nullptr;
 }
 
@@ -688,6 +707,8 @@ void add_row(SmiCapture& cap, int line_no, const std::vector<std::string>& cells
 Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origin) {
   using R = Result<SmiCapture>;
   if (util::starts_with(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
+  if (looks_like_smi_query(text)) return parse_smi_query(text, origin);
+  if (looks_like_smi_table(text)) return parse_smi_table(text, origin);
   SmiCapture cap;
   cap.origin = origin;
   std::vector<std::string> cols;
@@ -714,15 +735,6 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
       if (t.find("NVIDIA-SMI has failed") != std::string::npos || t.find("couldn't communicate") != std::string::npos)
         return R::fail(
             fmt::format("{}:{}: nvidia-smi could not reach the driver: {}", origin, line_no, util::quote(t, 100)));
-      if (util::starts_with(t, "+---") || t.find("NVIDIA-SMI ") != std::string::npos ||
-          t.find("NVSMI LOG") != std::string::npos || util::starts_with(t, "Timestamp") ||
-          util::starts_with(t, "| NVIDIA"))
-        return R::fail(
-            fmt::format("{}:{}: this is nvidia-smi's {} output, which lacks most of the fields inspect checks; "
-                        "capture with: {}",
-                        origin, line_no,
-                        t.find("NVSMI LOG") != std::string::npos || util::starts_with(t, "Timestamp") ? "-q" : "table",
-                        smi_query_command()));
       std::size_t known = 0;
       std::unordered_set<std::string> seen;
       for (const auto& c : cells) {

@@ -32,8 +32,12 @@ struct SmiRow {
 /// larger capture is refused ("split it by host") rather than reported card by card.
 inline constexpr std::size_t kMaxSmiRows = 8192;
 
+/// What nvidia-smi printed: the --query-gpu CSV, the plain table, or the -q report.
+enum class SmiShape { csv, table, query };
+
 struct SmiCapture {
   std::string origin;
+  SmiShape shape = SmiShape::csv;
   std::vector<std::string> fields;  ///< canonical names in column order ("memory.total", not "memory.total [MiB]")
   std::unordered_map<std::string, std::size_t> column;  ///< field -> its index in `fields` and in each row's cells
   std::vector<SmiRow> rows;
@@ -54,7 +58,18 @@ std::string smi_query_command();
 /// headers and values, "[N/A]" and "[Not Supported]" cells, CRLF line ends, renamed headers
 /// (clocks_event_reasons.* for clocks_throttle_reasons.*). Fails with "origin:line: ..." on empty
 /// or binary input, a missing header, a header without rows, or a row with the wrong cell count.
+/// The plain table and -q text are recognised by their banner and read with the two parsers below.
 Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origin);
+
+/// nvidia-smi's boxed table (plain `nvidia-smi`): index, name (cut to the column width by older
+/// drivers), bus id, persistence, uncorrected volatile ECC, temperature, performance state, power
+/// draw and cap, memory total, utilisation, MIG mode; the driver version from the banner.
+Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& origin);
+/// `nvidia-smi -q`: the fields of inspect's query that the report shows, by their section path
+/// ("FB Memory Usage/Total"); ECC counts summed over SRAM and DRAM. Clock event reasons are not read.
+Result<SmiCapture> parse_smi_query(std::string_view text, const std::string& origin);
+bool looks_like_smi_table(std::string_view text);
+bool looks_like_smi_query(std::string_view text);
 
 enum class Verdict { pass, warn, fail };
 std::string_view name(Verdict v);  ///< "PASS", "WARN", "FAIL"
