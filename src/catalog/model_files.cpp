@@ -579,22 +579,33 @@ Model model_from_hf_config(const util::JsonDoc& doc) {
   if (type.empty() || type == outer) {
     if (auto t = text_type_of(outer); !t.empty()) type = std::string(t);
   }
-  // Gemma 3 configs leave out what equals the Gemma3TextConfig defaults (google/gemma-3-4b-it
-  // gives neither heads nor vocabulary); those defaults fill the gaps, and the model says so.
+  // A text_config leaves out what equals its class defaults: google/gemma-3-4b-it gives neither
+  // heads nor vocabulary (Gemma3TextConfig), llava-hf/llava-1.5-7b-hf no sizes at all (LlamaConfig).
+  // Those defaults fill the gaps, and the model says so.
   util::Json text_json = wrapped ? root.raw("text_config") : util::Json::object();
   std::vector<std::string> defaulted;
-  if (wrapped && type == "gemma3_text" && text_json.is_object()) {
-    static const std::vector<std::pair<const char*, std::int64_t>> defaults = {{"num_attention_heads", 8},
-                                                                               {"num_key_value_heads", 4},
-                                                                               {"head_dim", 256},
-                                                                               {"vocab_size", 262208},
-                                                                               {"max_position_embeddings", 131072}};
-    for (const auto& [key, value] : defaults)
+  using Defaults = std::vector<std::pair<const char*, std::int64_t>>;
+  static const std::map<std::string_view, Defaults> class_defaults = {
+      {"gemma3_text",
+       {{"num_attention_heads", 8},
+        {"num_key_value_heads", 4},
+        {"head_dim", 256},
+        {"vocab_size", 262208},
+        {"max_position_embeddings", 131072}}},
+      {"llama",
+       {{"hidden_size", 4096},
+        {"intermediate_size", 11008},
+        {"num_hidden_layers", 32},
+        {"num_attention_heads", 32},
+        {"vocab_size", 32000},
+        {"max_position_embeddings", 2048}}},
+  };
+  if (auto it = class_defaults.find(type); wrapped && it != class_defaults.end() && text_json.is_object())
+    for (const auto& [key, value] : it->second)
       if (!text_json.contains(key)) {
         text_json[key] = value;
         defaulted.push_back(fmt::format("{} {}", key, value));
       }
-  }
   std::optional<Fields> text;
   if (wrapped) text.emplace(doc, text_json, "/text_config", "text_config");
   const Fields& f = wrapped ? *text : root;
