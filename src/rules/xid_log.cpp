@@ -80,6 +80,8 @@ std::string normalise_pci(std::string_view text) {
     if (!all_hex(dev.substr(dot + 1))) return "";
     dev = dev.substr(0, dot);
   }
+  // Old drivers pad the bus to four digits without a domain ("Xid (0003:00): 8").
+  while (bus.size() > 2 && bus.front() == '0') bus.remove_prefix(1);
   if (!all_hex(domain) || domain.size() > 8 || !all_hex(bus) || bus.size() > 2 || !all_hex(dev) || dev.size() > 2)
     return "";
   while (domain.size() > 4 && domain.front() == '0') domain.remove_prefix(1);
@@ -135,25 +137,38 @@ std::string log_timestamp(std::string_view before) {
   }
   auto w = words_of(b);
   if (w.empty()) return "";
+  // Several words: the text from the first to the last, as written ("Mar  5 03:14:07").
+  auto span = [](std::string_view first, std::string_view last) {
+    return std::string(first.data(), static_cast<std::size_t>(last.data() + last.size() - first.data()));
+  };
   if (w.size() >= 2 && w[0] == "1" && looks_iso_date(w[1])) return std::string(w[1]);  // RFC 5424
   if (looks_iso_date(w[0])) {
-    if (w[0].size() == 10 && w.size() >= 2 && looks_clock(w[1])) return fmt::format("{} {}", w[0], w[1]);
+    if (w[0].size() == 10 && w.size() >= 2 && looks_clock(w[1])) return span(w[0], w[1]);
     return std::string(w[0]);
   }
   // journalctl -o short-full: "Tue 2024-03-05 03:14:07 UTC"
   if (w.size() >= 3 && w[0].size() == 3 && is_alpha(w[0][0]) && looks_iso_date(w[1]) && looks_clock(w[2])) {
-    std::string t = fmt::format("{} {} {}", w[0], w[1], w[2]);
     if (w.size() >= 4 && w[3].size() >= 3 &&
         std::all_of(w[3].begin(), w[3].end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }))
-      t += fmt::format(" {}", w[3]);
-    return t;
+      return span(w[0], w[3]);
+    return span(w[0], w[2]);
   }
   // syslog / journalctl short: "Mar  5 03:14:07", "Mar 05 03:14:07.123456"
   if (w.size() >= 3 && w[0].size() == 3 && is_alpha(w[0][0]) && is_digit(w[1][0]) && looks_clock(w[2]))
-    return fmt::format("{} {} {}", w[0], w[1], w[2]);
+    return span(w[0], w[2]);
   // journalctl -o short-unix: "1709608447.123456"
   if (w[0].size() >= 10 && std::all_of(w[0].begin(), w[0].end(), [](char c) { return is_digit(c) || c == '.'; }))
     return std::string(w[0]);
+  // A bracketed time after a host and facility (Talos: "10.0.0.1: kern: warning: [2026-04-22T21:30:51Z]:").
+  if (auto open = b.find('['); open != std::string_view::npos) {
+    auto close = b.find(']', open);
+    if (close != std::string_view::npos) {
+      const std::string in = util::trim(b.substr(open + 1, close - open - 1));
+      if (looks_iso_date(in) ||
+          (!in.empty() && std::all_of(in.begin(), in.end(), [](char c) { return is_digit(c) || c == '.'; })))
+        return std::string(in);
+    }
+  }
   return "";
 }
 
@@ -284,8 +299,13 @@ Result<XidScan> scan_xid_log(std::string_view text, const std::string& origin, c
     }
     std::string pci = normalise_pci(util::trim(rest.substr(1, close - 1)));
     if (pci.empty()) {
-      skip("the PCI address is not like 0000:3b:00");
-      continue;
+      // An address elided when posting ("(PCI:...)"): the Xid still counts, under an unknown GPU.
+      if (scan.warnings.size() < kMaxWarnings)
+        scan.warnings.push_back({line_no, fmt::format("the PCI address {} is not like 0000:3b:00: the Xid is counted "
+                                                      "under an unknown GPU",
+                                                      util::quote(rest.substr(1, close - 1), 40))});
+      ++scan.warnings_total;
+      pci = "unknown";
     }
     rest = rest.substr(close + 1);
     if (rest.empty() || rest[0] != ':') {

@@ -34,7 +34,7 @@ struct XidWarning {
 
 struct XidScan {
   std::string origin;
-  std::vector<XidWarning> warnings;  ///< skipped lines, in log order
+  std::vector<XidWarning> warnings;  ///< skipped lines and unreadable addresses, in log order
   std::size_t lines = 0;
   std::size_t events = 0;           ///< Xid lines and Xid-less driver messages read
   std::size_t warnings_total = 0;   ///< skipped lines (the first 100 are in `warnings`)
