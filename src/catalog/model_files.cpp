@@ -854,7 +854,9 @@ std::optional<std::string> lfs_pointer(const std::string& path) {
     bytes = text.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
     if (bytes.empty() || bytes.size() > 20 || bytes.find_first_not_of("0123456789") != std::string::npos) bytes.clear();
   }
-  return bytes.empty() ? std::string("a Git LFS pointer") : fmt::format("a Git LFS pointer to {} bytes", bytes);
+  if (bytes.empty()) return std::string("a Git LFS pointer");
+  return fmt::format("a Git LFS pointer to {} bytes ({})", util::format_number(std::stod(bytes)),
+                     util::format_bytes(std::stod(bytes)));
 }
 
 [[noreturn]] void lfs_error(const std::string& path, const std::string& what) {
@@ -968,11 +970,14 @@ TensorStats read_index(const std::string& path) {
   Fields root(doc, doc.root(), "", "");
   const util::Json& weight_map = root.raw("weight_map");
   Fields map(doc, weight_map, "/weight_map", "weight_map");
-  std::optional<std::uint64_t> total_size;
+  std::optional<std::uint64_t> total_size, total_parameters;
   if (root.has("metadata")) {
     Fields meta(doc, root.raw("metadata"), "/metadata", "metadata");
     if (auto v = meta.opt_integer("total_size", 0, std::numeric_limits<std::int64_t>::max()))
       total_size = static_cast<std::uint64_t>(*v);
+    // Written by newer huggingface_hub / transformers (mistralai/Devstral-Small-2507).
+    if (auto v = meta.opt_integer("total_parameters", 1, std::int64_t{1} << 52))
+      total_parameters = static_cast<std::uint64_t>(*v);
   }
 
   // Shards in the order they first appear, each with the tensors the index puts there.
@@ -1009,10 +1014,13 @@ TensorStats read_index(const std::string& path) {
                       : missing > 0 ? fmt::format("{} of {} shards not beside the index", missing, shards.size())
                                     : fmt::format("{} of {} shards are Git LFS pointers", pointers, shards.size());
     if (!total_size) throw Error(fmt::format("{}: {} and the index has no metadata.total_size", path, why));
-    stats.params = 0;
+    stats.params = total_parameters ? static_cast<double>(*total_parameters) : 0;
     stats.bytes = static_cast<double>(*total_size);
-    stats.dtypes = "unknown";
-    stats.note = fmt::format("{}: weight bytes from the index's metadata.total_size, parameters unknown", why);
+    // The dtype from bytes per parameter where it is a whole 4, 2 or 1; unknown otherwise.
+    const double per = total_parameters ? stats.bytes / stats.params : 0;
+    stats.dtypes = per == 4 ? "F32" : per == 2 ? "BF16 or F16" : per == 1 ? "8-bit" : "unknown dtypes";
+    stats.note = fmt::format("{}: weight bytes from the index's metadata.total_size, {}", why,
+                             total_parameters ? "parameters from its metadata.total_parameters" : "parameters unknown");
     return stats;
   }
 
@@ -1261,7 +1269,11 @@ TensorStats read_gguf(const std::string& path) {
     t.offset = in.le<std::uint64_t>();
     infos.push_back(std::move(t));
   }
-  if (infos.empty()) throw Error(fmt::format("{}: the GGUF file lists no tensors", path));
+  if (infos.empty())
+    throw Error(
+        fmt::format("{}: the GGUF file lists no tensors (a vocabulary-only file, as llama.cpp's tokenizer "
+                    "tests use?): no weights to count",
+                    path));
 
   // Tensor data starts at the next multiple of the alignment after the header.
   std::uint64_t header_end = in.pos();

@@ -725,7 +725,10 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
 void write(util::JsonSink& o, const Workload& w) {
   o("model", w.model.id);
   o("model_name", w.model.name);
-  o("params", util::json_number(w.model.params));
+  if (w.model.params > 0)
+    o("params", util::json_number(w.model.params));
+  else
+    o("params", util::Json(nullptr));  // unknown: an index whose shards are not beside it
   o("task", name(w.task));
   o("precision", w.precision);
   o("bits_per_weight", w.format().bits);

@@ -12,6 +12,7 @@
 #include "cli_fixture.h"
 #include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/util/text.h"
 
 using namespace gpuadvisor;
 namespace fs = std::filesystem;
@@ -139,7 +140,7 @@ TEST_CASE("catalog::read_model_file reads the good fixtures exactly", "[modelfil
     auto s = catalog::read_model_file(fixture("missing-shards/model.safetensors.index.json"));
     CHECK(s.params == 0);
     CHECK(s.bytes == 16060522496.0);
-    CHECK(s.dtypes == "unknown");
+    CHECK(s.dtypes == "unknown dtypes");
     CHECK(s.note ==
           "2 of 2 shards not beside the index: weight bytes from the index's metadata.total_size, "
           "parameters unknown");
@@ -321,7 +322,9 @@ TEST_CASE("catalog::read_model_file checks every GGUF header field", "[modelfile
   }
   SECTION("no tensors") {
     auto p = tmp.write("empty-list.gguf", gguf_header({}).b);
-    CHECK(read_error(p) == p + ": the GGUF file lists no tensors");
+    CHECK(read_error(p) ==
+          p + ": the GGUF file lists no tensors (a vocabulary-only file, as llama.cpp's tokenizer tests "
+              "use?): no weights to count");
   }
   SECTION("every truncation of a good file fails cleanly") {
     std::ifstream in(fixture("tiny.gguf"), std::ios::binary);
@@ -567,10 +570,11 @@ TEST_CASE("catalog::read_model_file names Git LFS pointers and reads indexes bes
   auto shard = tmp.write("model-00001-of-00002.safetensors", pointer);
   tmp.write("model-00002-of-00002.safetensors", pointer);
   SECTION("a pointer given directly") {
-    CHECK(read_error(shard) == shard +
-                                   ": a Git LFS pointer to 4976698672 bytes, not the weights (the clone was made "
-                                   "without git-lfs): run 'git lfs pull' there, or give the "
-                                   ".safetensors.index.json, whose metadata.total_size is read");
+    CHECK(read_error(shard) ==
+          shard +
+              ": a Git LFS pointer to 4,976,698,672 bytes (4.63 GiB), not the weights (the clone was made "
+              "without git-lfs): run 'git lfs pull' there, or give the "
+              ".safetensors.index.json, whose metadata.total_size is read");
   }
   SECTION("an index whose shards are pointers: bytes from metadata.total_size") {
     auto p =
@@ -762,4 +766,41 @@ TEST_CASE("catalog::model_from_hf_config reads the model types that were refused
           "attention layers only, and the parameters and state of \"linear_attention\" layers are not known (model "
           "type \"qwen3_next\" is not one gpuadvisor knows, so it was read from the standard keys)");
   }
+}
+
+// tests/fixtures/real/modelfiles: real model files and indexes from public repositories (SOURCES
+// names each one's origin), read through `memory --model-file` as a user would.
+TEST_CASE("real model files: counted as their headers say, or refused naming why", "[modelfiles][real]") {
+  std::ifstream sources(test::source_path("tests/fixtures/real/modelfiles/SOURCES"));
+  REQUIRE(sources);
+  std::string line;
+  int checked = 0;
+  while (std::getline(sources, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto cells = util::split(line, '|');
+    REQUIRE(cells.size() == 4);
+    const std::string file = util::trim(cells[0]), expected = util::trim(cells[3]);
+    INFO(file);
+    CHECK(util::trim(cells[1]).find("https://github.com/") != std::string::npos);
+    auto r = test::run_cli(
+        {"memory", "--model-file", test::source_path("tests/fixtures/real/modelfiles/" + file), "--format", "json"});
+    if (util::starts_with(expected, "error: ")) {
+      CHECK(r.code == 2);
+      CHECK(r.err.find(expected.substr(7)) != std::string::npos);
+    } else {
+      REQUIRE(r.code == 0);
+      auto j = util::Json::parse(r.out);
+      if (expected == "unknown")
+        CHECK(j["workload"]["params"].is_null());
+      else
+        CHECK(j["workload"]["params"].get<double>() == std::stod(expected));
+    }
+    ++checked;
+  }
+  CHECK(checked == 8);
+  // The tiny GGUF's metadata gives the KV cache: 2 x 1 layer x 2 KV heads x 4 dims x 2 bytes x 4096 tokens.
+  auto r =
+      test::run_cli({"memory", "--model-file",
+                     test::source_path("tests/fixtures/real/modelfiles/llama-2-tiny-random.gguf"), "--format", "json"});
+  CHECK(util::Json::parse(r.out)["kv_cache_bytes"].get<double>() == 2 * 1 * 2 * 4 * 2 * 4096);
 }
