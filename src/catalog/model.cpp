@@ -80,6 +80,12 @@ Model parse_model(const util::JsonDoc& doc, const util::Json& j, const std::stri
   m.position = f.opt_str("position").value_or("");
   m.max_context = f.opt_integer("max_context", 1, big).value_or(0);
   m.extra_params = static_cast<double>(f.opt_integer("vision_tower_params", 1, std::int64_t{1} << 40).value_or(0));
+  // Sliding-window (or chunked) attention: how many layers keep only the last sliding_window tokens.
+  m.sliding_layers = static_cast<int>(f.opt_integer("sliding_layers", 0, 100000).value_or(0));
+  m.sliding_window = f.opt_integer("sliding_window", 1, big).value_or(0);
+  if (m.sliding_layers > m.layers)
+    f.fail("sliding_layers", fmt::format("{} is more than the {} layers", m.sliding_layers, m.layers));
+  if (m.sliding_layers > 0 && m.sliding_window == 0) f.fail("sliding_window", "missing; sliding_layers needs it");
   if (f.has("moe")) {
     util::Fields e(doc, f.raw("moe"), f.pointer("moe"), label);
     MoE moe;

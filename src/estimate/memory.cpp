@@ -402,18 +402,29 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     }
   }
 
-  // KV cache (inference): 2 x layers x kv_heads x head_dim x context x batch x bytes.
+  // KV cache (inference): 2 x layers x kv_heads x head_dim x context x batch x bytes. Layers with a
+  // sliding window (or Llama 4's chunked attention) keep only the last `window` tokens: vLLM's
+  // hybrid KV cache manager, llama.cpp's SWA cache and transformers' HybridCache all stop there.
   if (!training && m.is_transformer()) {
-    double per_gpu = in.kv_per_token * s * b / p;
+    const bool windowed = !m.mla && m.sliding_layers > 0 && m.sliding_window > 0 && m.layers > 0 &&
+                          s > static_cast<double>(m.sliding_window);
+    const double sliding = windowed ? static_cast<double>(m.sliding_layers) / m.layers : 0;
+    const double kv_tokens = s * (1 - sliding) + std::min(s, static_cast<double>(m.sliding_window)) * sliding;
+    double per_gpu = in.kv_per_token * kv_tokens * b / p;
     if (!m.mla && t > 1)
       per_gpu *=
           std::ceil(static_cast<double>(m.kv_heads) / t) / m.kv_heads;  // heads split, replicated when kv_heads < tp
     auto formula = [&] {
       return m.mla ? fmt::format("MLA latent: layers x (kv_lora_rank + rope dim) x {} bytes x {} tokens x batch {}",
                                  kv_bytes_per_element(w.kv_precision), seq_len, batch)
-                   : fmt::format("2 x {} layers x {} kv heads x {} head dim x {} bytes x {} tokens x batch {}{}",
-                                 m.layers, m.kv_heads, m.head_dim, kv_bytes_per_element(w.kv_precision), seq_len, batch,
-                                 shard > 1 ? " / tp x pp" : "");
+             : windowed ? fmt::format(
+                              "2 x ({} layers x {} tokens + {} sliding-window layers x {} tokens) x {} kv heads x "
+                              "{} head dim x {} bytes x batch {}{}",
+                              m.layers - m.sliding_layers, seq_len, m.sliding_layers, m.sliding_window, m.kv_heads,
+                              m.head_dim, kv_bytes_per_element(w.kv_precision), batch, shard > 1 ? " / tp x pp" : "")
+                        : fmt::format("2 x {} layers x {} kv heads x {} head dim x {} bytes x {} tokens x batch {}{}",
+                                      m.layers, m.kv_heads, m.head_dim, kv_bytes_per_element(w.kv_precision), seq_len,
+                                      batch, shard > 1 ? " / tp x pp" : "");
     };
     add(MemoryLineId::kv_cache, "KV cache", per_gpu * on_gpu, [&] { return formula() + layers_note(); });
     if (w.gpu_layers)

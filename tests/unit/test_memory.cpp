@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli_fixture.h"
+#include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "test_data.h"
 
@@ -114,6 +115,50 @@ TEST_CASE("estimate::memory: KV cache", "[memory][kv]") {
     auto t = estimate::estimate_memory(make(in), eff());
     CHECK(t.line("kv_cache") == 128.0 * 1024 * 8192 * 4 / 2);
     CHECK(t.line("weights") == Approx(8030261248.0 * 2 / 2));
+  }
+}
+
+TEST_CASE("estimate::memory: sliding-window layers keep only their window of KV", "[memory][kv]") {
+  // Gemma 3 27B (Gemma 3 Technical Report: five local layers of 1,024 tokens per global layer):
+  // 10 global layers hold every token, 52 local layers the last 1,024; 16 KV heads of 128.
+  WorkloadInput in;
+  in.model = "gemma-3-27b";
+  in.seq_len = "131072";
+  auto m = estimate::estimate_memory(make(in), eff());
+  CHECK(m.line("kv_cache") == Approx(2.0 * (10 * 131072.0 + 52 * 1024.0) * 16 * 128 * 2).epsilon(1e-12));
+  // At or under the window every layer holds the whole context.
+  in.seq_len = "1024";
+  CHECK(estimate::estimate_memory(make(in), eff()).line("kv_cache") == 2.0 * 62 * 1024 * 16 * 128 * 2);
+  // gpt-oss-20b: half of its 24 layers attend to the last 128 tokens (config layer_types).
+  in.model = "gpt-oss-20b";
+  in.seq_len = "8192";
+  CHECK(estimate::estimate_memory(make(in), eff()).line("kv_cache") ==
+        Approx(2.0 * (12 * 8192.0 + 12 * 128.0) * 8 * 64 * 2).epsilon(1e-12));
+}
+
+TEST_CASE("presets with a real config carry the config's sliding-window layout", "[memory][kv][real]") {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"gemma-2-9b", "gemma-2-9b"},
+      {"gemma-2-27b", "google--gemma-2-27b"},
+      {"gemma-3-4b", "google--gemma-3-4b-it"},
+      {"gemma-3-27b", "google--gemma-3-27b-it"},
+      {"llama-4-maverick", "meta-llama--Llama-4-Maverick-17B-128E-Instruct"},
+      {"mistral-7b", "mistral-7b"},
+      {"gpt-oss-20b", "openai--gpt-oss-20b"},
+      {"gpt-oss-120b", "openai--gpt-oss-120b"},
+      {"phi-3-mini", "phi-3-mini"},
+      {"llama-3.1-8b", "llama-3.1-8b"},
+      {"qwen2.5-7b", "qwen2.5-7b"},
+  };
+  for (const auto& [preset, dir] : pairs) {
+    INFO(preset);
+    const auto* p = models().find(preset);
+    REQUIRE(p);
+    auto doc = util::JsonDoc::load(test::source_path(std::string("tests/fixtures/real/hf/") + dir + "/config.json"));
+    REQUIRE(doc);
+    auto c = catalog::model_from_hf_config(*doc);
+    CHECK(p->sliding_layers == c.sliding_layers);
+    CHECK(p->sliding_window == (c.sliding_layers ? c.sliding_window : 0));
   }
 }
 
