@@ -70,6 +70,17 @@ std::string input_kind(const rules::SmiCapture& cap) {
         "nvidia-smi's {} output, which shows {} of the {} fields inspect reads; for every check, capture with "
         "'gpuadvisor inspect --print-query'",
         cap.shape == rules::SmiShape::table ? "table" : "-q", cap.fields.size(), rules::smi_query_fields(0).size());
+  if (cap.guessed_columns) {
+    std::vector<std::string> read;
+    for (const auto& f : cap.fields)
+      if (!util::starts_with(f, "column.")) read.push_back(f);
+    const std::size_t other = cap.fields.size() - read.size();
+    return fmt::format(
+        "CSV without a header, not inspect's field list: {} told by their look{}; for every check, capture with "
+        "'gpuadvisor inspect --print-query'",
+        util::join_list(read, "and"),
+        other == 0 ? "" : fmt::format(", {} other cell{} not read", other, other == 1 ? "" : "s"));
+  }
   if (!cap.has_header) return "CSV without a header (csv,noheader), read as the documented field list";
   return cap.header_units ? "CSV with a header and units" : "CSV with a header, no units (nounits)";
 }

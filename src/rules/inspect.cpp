@@ -218,19 +218,19 @@ class NameIndex {
     auto it = by_name_.find(util::squash(util::lower(name)));
     return it == by_name_.end() ? nullptr : it->second;
   }
-  /// The one record a name cut short by nvidia-smi's table ("NVIDIA RTX 6000 Ada Gene...") starts,
-  /// among those of the reported memory size (within 10%); nullptr when none or several do.
-  const catalog::Gpu* find_prefix(std::string_view prefix, std::optional<double> mem_mib) const {
+  /// The records a name cut short by nvidia-smi's table ("NVIDIA RTX 6000 Ada Gene...") may be:
+  /// those whose name or alias it begins, of the reported memory size (within 10%), in id order.
+  std::vector<const catalog::Gpu*> starting(std::string_view prefix, std::optional<double> mem_mib) const {
+    std::vector<const catalog::Gpu*> out;
     const std::string p = util::squash(util::lower(prefix));
-    if (p.size() < 6) return nullptr;
-    const catalog::Gpu* found = nullptr;
+    if (p.size() < 6) return out;
     for (const auto& [key, g] : by_name_) {
       if (!util::starts_with(key, p)) continue;
       if (mem_mib && std::fabs(*mem_mib * 1048576.0 / g->memory_bytes - 1.0) > 0.1) continue;
-      if (found && found != g) return nullptr;
-      found = g;
+      if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
     }
-    return found;
+    std::sort(out.begin(), out.end(), [](const auto* x, const auto* y) { return x->id < y->id; });
+    return out;
   }
 
  private:
@@ -238,11 +238,29 @@ class NameIndex {
   std::unordered_map<std::string, const catalog::Gpu*> by_name_;
 };
 
-const catalog::Gpu* identify(const NameIndex& index, const std::string& name, std::optional<double> mem_mib) {
-  std::vector<std::string> tries = {name};
+// The name without the brand words nvidia-smi puts first ("NVIDIA GeForce RTX 4090" -> "RTX 4090").
+std::string strip_brand(const std::string& name) {
   std::string stripped = name;
   for (std::string_view p : {"NVIDIA ", "GeForce ", "Tesla ", "Quadro "})
     if (util::starts_with(stripped, p)) stripped = stripped.substr(p.size());
+  return stripped;
+}
+
+// Whether `cut` ends inside the last word of the card's name or an alias: the rest of that name
+// has no space in it ("NVIDIA RTX 6000 Ada Gene" + "ration"), so no other word could follow.
+bool completes_last_word(std::string_view cut, const catalog::Gpu& g) {
+  if (cut.empty() || cut.back() == ' ') return false;
+  auto completes = [&](const std::string& n) {
+    const std::string l = util::lower(n), c = util::lower(cut);
+    return util::starts_with(l, c) && l.find(' ', c.size()) == std::string::npos;
+  };
+  if (completes(g.name) || completes(strip_brand(g.name))) return true;
+  return std::any_of(g.aliases.begin(), g.aliases.end(), completes);
+}
+
+const catalog::Gpu* identify(const NameIndex& index, const std::string& name, std::optional<double> mem_mib) {
+  std::vector<std::string> tries = {name};
+  const std::string stripped = strip_brand(name);
   if (stripped != name) tries.push_back(stripped);
   if (mem_mib) {
     // "NVIDIA GeForce RTX 4060 Ti" names both memory sizes; the reported memory picks one.
@@ -251,11 +269,6 @@ const catalog::Gpu* identify(const NameIndex& index, const std::string& name, st
   }
   for (const auto& t : tries)
     if (const auto* g = index.find(t)) return g;
-  // Older drivers cut long names to the table's column ("Tesla V100-SXM2...").
-  if (util::ends_with(name, "...")) {
-    if (const auto* g = index.find_prefix(name.substr(0, name.size() - 3), mem_mib)) return g;
-    return index.find_prefix(stripped.substr(0, stripped.size() - 3), mem_mib);
-  }
   return nullptr;
 }
 
@@ -619,9 +632,36 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
 
   auto mem = row.num("memory.total");
   card.gpu = identify(index, card.name, mem);
+  std::vector<const catalog::Gpu*> maybe;  // a name the table cut short: the cards it may be
+  if (!card.gpu && util::ends_with(card.name, "...")) {
+    const std::string cut = card.name.substr(0, card.name.size() - 3);
+    maybe = index.starting(cut, mem);
+    if (maybe.empty()) {
+      const auto stripped = strip_brand(cut);
+      maybe = index.starting(stripped, mem);
+    }
+    // Cut inside the last word of the one card it may be ("... Ada Gene..." for "... Ada
+    // Generation"): that card. Cut where another word could follow ("RTX 2080 ..."): unknown.
+    if (maybe.size() == 1 && completes_last_word(cut, *maybe.front())) card.gpu = maybe.front();
+  }
   if (card.gpu)
-    c.add("identify", Verdict::pass, fmt::format("{} ({}, {})", card.gpu->name, card.gpu->id, card.gpu->architecture));
-  else
+    c.add(
+        "identify", Verdict::pass,
+        fmt::format("{} ({}, {}){}", card.gpu->name, card.gpu->id, card.gpu->architecture,
+                    util::ends_with(card.name, "...") ? ", the one catalog card the cut-short name completes to" : ""));
+  else if (util::ends_with(card.name, "...")) {
+    // The table cuts long names to its column: the name is not known, so neither is the card.
+    std::vector<std::string> ids;
+    for (const auto* g : maybe) ids.push_back(g->id);
+    c.add("identify", Verdict::warn,
+          fmt::format(
+              "the table cut the name short ({}){}: card-specific checks skipped; 'nvidia-smi "
+              "--query-gpu=name --format=csv' prints it whole",
+              util::quote(card.name, 80),
+              ids.empty()
+                  ? (mem ? ", and no catalog card of this memory size begins so" : ", and no catalog card begins so")
+                  : fmt::format(", which could be {} or a card not in the catalog", util::join_list(ids, "or"))));
+  } else
     c.add("identify", Verdict::warn,
           fmt::format("{} is not in the catalog: card-specific checks skipped (add it with --catalog FILE)",
                       util::quote(card.name, 80)));
@@ -688,6 +728,57 @@ std::string_view name(Verdict v) {
 }
 
 namespace {
+
+// A cell's look, for a capture without a header whose fields are not inspect's list.
+bool looks_like_gpu_name(std::string_view c) {
+  for (std::string_view brand : {"NVIDIA", "GeForce", "Quadro", "Tesla", "TITAN", "RTX", "GTX", "Jetson"})
+    if (c.find(brand) != std::string_view::npos) return true;
+  return false;
+}
+bool looks_like_driver(std::string_view c) {  // 535.104.05, 591.44
+  auto parts = util::split(c, '.');
+  if (parts.size() < 2 || parts.size() > 3 || parts[0].size() != 3) return false;
+  return std::all_of(parts.begin(), parts.end(), [](const std::string& p) {
+    return !p.empty() &&
+           std::all_of(p.begin(), p.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+  });
+}
+bool looks_like_bus_id(std::string_view c) {  // 00000000:3B:00.0
+  return c.find(':') != std::string_view::npos && c.find('.') != std::string_view::npos &&
+         std::all_of(c.begin(), c.end(),
+                     [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
+}
+
+std::optional<std::vector<std::string>> guess_columns(const std::vector<std::string>& raw) {
+  std::vector<std::string> cols(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) cols[i] = fmt::format("column.{}", i + 1);  // not read
+  bool named = false, bus = false, driver = false;
+  std::optional<std::size_t> mem;
+  double mem_max = -1;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::string c = util::trim(raw[i]);
+    if (!named && looks_like_gpu_name(c)) {
+      cols[i] = "name";
+      named = true;
+    } else if (!bus && looks_like_bus_id(c)) {
+      cols[i] = "pci.bus_id";
+      bus = true;
+    } else if (!driver && looks_like_driver(c)) {
+      cols[i] = "driver_version";
+      driver = true;
+    } else if (util::ends_with(c, " MiB")) {
+      // Of memory.used, .free and .total the total is the largest.
+      auto v = util::parse_number(std::string_view(c).substr(0, c.size() - 4));
+      if (v && *v > mem_max) {
+        mem_max = *v;
+        mem = i;
+      }
+    }
+  }
+  if (!named) return std::nullopt;
+  if (mem) cols[*mem] = "memory.total";
+  return cols;
+}
 
 void index_columns(SmiCapture& cap) {
   cap.column.clear();
@@ -764,6 +855,15 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
             matched = true;
           }
         if (!matched) {
+          // Another field list without its header: the cells whose look gives them away (the
+          // card's name, the memory total, the bus id, the driver version) are read; the rest not.
+          if (auto guessed = guess_columns(cells)) {
+            cols = std::move(*guessed);
+            matched = true;
+            cap.guessed_columns = true;
+          }
+        }
+        if (!matched) {
           bool looks_like_data = util::lower(t).find("nvidia") != std::string::npos;
           return R::fail(
               fmt::format("{}:{}: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got {}{}",
@@ -786,6 +886,11 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
       cap.fields = cols;
       index_columns(cap);
       cap.header_units = t.find('[') != std::string::npos;
+      if (!cap.column.count("name"))
+        return R::fail(
+            fmt::format("{}:{}: the header has no 'name' column, which inspect identifies each card by; "
+                        "capture with: {}",
+                        origin, line_no, smi_query_command()));
       continue;
     }
     if (cells.size() != cols.size())

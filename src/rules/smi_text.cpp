@@ -102,7 +102,9 @@ std::string cell(std::string v) {
 bool looks_like_smi_table(std::string_view text) {
   std::string_view head = text.substr(0, 2048);
   if (head.find("NVIDIA-SMI has failed") != std::string_view::npos) return false;
-  if (head.find("NVIDIA-SMI ") != std::string_view::npos && head.find("Driver Version") != std::string_view::npos)
+  // Drivers from R610 print "KMD Version" where older ones print "Driver Version".
+  if (head.find("NVIDIA-SMI ") != std::string_view::npos &&
+      (head.find("Driver Version") != std::string_view::npos || head.find("KMD Version") != std::string_view::npos))
     return true;
   // A paste that starts inside the box.
   std::string first = util::trim(head.substr(0, head.find('\n')));
@@ -125,10 +127,11 @@ Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& ori
   std::string_view line;
   while (lines.next(line)) {
     std::string t = util::trim(line);
-    if (auto p = t.find("Driver Version:"); p != std::string::npos) {
-      auto tok = tokens(std::string_view(t).substr(p + 15));
-      if (!tok.empty()) driver = tok.front();
-    }
+    for (std::string_view label : {"Driver Version:", "KMD Version:"})
+      if (auto p = t.find(label); p != std::string::npos) {
+        auto tok = tokens(std::string_view(t).substr(p + label.size()));
+        if (!tok.empty()) driver = tok.front();
+      }
     // The processes and MIG-device tables below the GPUs have rows of the same shape.
     if (t.find("Processes:") != std::string::npos || t.find("MIG devices:") != std::string::npos) in_gpus = false;
     if (!in_gpus || !util::starts_with(t, "|")) continue;
@@ -137,14 +140,17 @@ Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& ori
     for (std::size_t i = 1; i + 1 < parts.size(); ++i) cells.push_back(parts[i]);
     if (cells.size() < 3) continue;
     auto c0 = tokens(cells[0]), c1 = tokens(cells[1]), c2 = tokens(cells[2]);
-    // A GPU's first line: "|   0  NVIDIA A100-SXM4-80GB   On  | 00000000:07:00.0 Off |   0 |".
-    if (c0.size() >= 3 && all_digits(c0.front()) && (c0.back() == "On" || c0.back() == "Off") && !c1.empty() &&
+    // A GPU's first line: "|   0  NVIDIA A100-SXM4-80GB   On  | 00000000:07:00.0 Off |   0 |"; on
+    // Windows the last word is the driver model (WDDM or TCC), not persistence.
+    const bool persistence = !c0.empty() && (c0.back() == "On" || c0.back() == "Off");
+    const bool driver_model = !c0.empty() && (c0.back() == "WDDM" || c0.back() == "TCC" || c0.back() == "MCDM");
+    if (c0.size() >= 3 && all_digits(c0.front()) && (persistence || driver_model) && !c1.empty() &&
         bus_id(c1.front())) {
       Values v;
       v["index"] = c0.front();
       std::vector<std::string> name(c0.begin() + 1, c0.end() - 1);
       v["name"] = util::join(name, " ");
-      v["persistence_mode"] = c0.back() == "On" ? "Enabled" : "Disabled";
+      if (persistence) v["persistence_mode"] = c0.back() == "On" ? "Enabled" : "Disabled";
       v["pci.bus_id"] = c1.front();
       if (!driver.empty()) v["driver_version"] = driver;
       // Volatile Uncorr. ECC: a count with ECC on, "Off" with it off, "N/A" where the card has none.
@@ -153,6 +159,8 @@ Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& ori
         v["ecc.errors.uncorrected.volatile.total"] = c2.back();
       } else if (!c2.empty() && c2.back() == "Off") {
         v["ecc.mode.current"] = "Disabled";
+      } else if (!c2.empty() && c2.back() == "On") {
+        v["ecc.mode.current"] = "Enabled";  // MIG mode shows "On" in place of the count
       }
       gpus.emplace_back(lines.number(), std::move(v));
       row_of_gpu = 1;

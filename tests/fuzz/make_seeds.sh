@@ -26,7 +26,6 @@ PY
 }
 mkdir -p "$c/catalog"
 for n in 1 3; do first_records data/gpus.json gpus $n >"$c/catalog/data-gpus-$n.json"; done
-python3 -c "import json, sys; print(json.dumps({\"schema_version\": 1, \"gpus\": json.load(open(sys.argv[1]))[:4]}, indent=1))" data/parts/gpus-edge-amd-intel.json >"$c/catalog/part-edge-amd-intel.json"
 for f in tests/fixtures/catalog/*.json; do seed catalog "fixture-$(basename "$f")" "$f"; done
 
 # profile: hand-written workload profiles.
@@ -104,6 +103,13 @@ CMDS
 # smi_csv and xid_log: the inspect and log fixtures.
 for f in tests/fixtures/inspect/*; do seed smi_csv "$(basename "$f")" "$f"; done
 for f in tests/fixtures/logs/*; do seed xid_log "$(basename "$f")" "$f"; done
+# The real captures and logs under 6 KB (tables, -q sections, header-less CSV; every log style).
+for f in tests/fixtures/real/nvidia-smi/*.csv tests/fixtures/real/nvidia-smi/*.txt; do
+  [ "$(wc -c <"$f")" -le 6144 ] && seed smi_csv "real-$(basename "$f")" "$f"
+done
+for f in tests/fixtures/real/logs/*.log; do
+  [ "$(wc -c <"$f")" -le 6144 ] && seed xid_log "real-$(basename "$f")" "$f"
+done
 
 # datafiles: first byte picks the parser (m models, p prices, r rules, c compat, x xid, e errors,
 # f efficiency).

@@ -696,13 +696,16 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
     CHECK(parse_error("empty.csv") ==
           "empty.csv: empty input, expected the CSV output of nvidia-smi --query-gpu=... --format=csv");
     CHECK(parse_error("garbage.bin").rfind("garbage.bin:1: binary data (byte 0x", 0) == 0);
-    CHECK(parse_error("no-header.csv") ==
-          "no-header.csv:1: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got \"0, NVIDIA "
-          "A100-SXM4-80GB, 00000000:07:00.0, 1322621033455, 5...\"; a capture without a header (csv,noheader) is read "
-          "only "
-          "with the documented field list (35 values per row, this row has 5); 'gpuadvisor inspect --print-query' "
-          "prints the "
-          "command");
+    // No header and no GPU name among the cells: nothing to identify a card by.
+    auto nameless = rules::parse_smi_csv("0, 34, 61.23 W, 400.00 W\n", "nn.csv");
+    REQUIRE_FALSE(nameless);
+    CHECK(
+        nameless.error() ==
+        "nn.csv:1: expected the CSV header nvidia-smi prints (\"name, pci.bus_id, ...\"), got \"0, 34, 61.23 W, 400.00 "
+        "W\"");
+    CHECK(rules::parse_smi_csv("index, temperature.gpu\n0, 56\n", "k.csv").error() ==
+          "k.csv:1: the header has no 'name' column, which inspect identifies each card by; capture with: " +
+              rules::smi_query_command());
     auto none = rules::parse_smi_csv("No devices were found\n", "smi");
     CHECK(none.error() == "smi:1: nvidia-smi found no GPUs (\"No devices were found\")");
     auto dup = rules::parse_smi_csv("name, name\nA, B\n", "dup");
@@ -1050,6 +1053,17 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     CHECK(c->rows.size() == 2);
     CHECK(*c->cell(c->rows[0], "name") == "NVIDIA A100-SXM4-80GB");
   }
+  SECTION("a capture without a header of another field list: the cells told by their look") {
+    auto c = rules::parse_smi_csv(read("tests/fixtures/inspect/no-header.csv"), "no-header.csv");
+    REQUIRE(c);
+    CHECK(c->guessed_columns);
+    CHECK_FALSE(c->has_header);
+    CHECK(c->fields == std::vector<std::string>{"column.1", "name", "pci.bus_id", "column.4", "driver_version"});
+    // Of several MiB cells (used, free, total) the largest is the total.
+    auto m = rules::parse_smi_csv("NVIDIA A100-SXM4-80GB, 4 MiB, 81920 MiB, 81916 MiB\n", "m.csv");
+    REQUIRE(m);
+    CHECK(*m->cell(m->rows[0], "memory.total") == "81920 MiB");
+  }
   SECTION("table and -q outputs without a GPU in them name the command to capture with") {
     auto t = rules::parse_smi_csv("+-----------------------------------------------------------------------------+\n",
                                   "t.txt");
@@ -1185,4 +1199,60 @@ TEST_CASE("rules::inspect and the log scan never crash on damaged input", "[insp
     auto s = rules::scan_xid_log(log.substr(0, n), "fuzz.log", xids);
     if (!s) CHECK(s.error().rfind("fuzz.log:", 0) == 0);
   }
+}
+
+// tests/fixtures/real/nvidia-smi: captures from public repositories and issues (SOURCES names
+// each one's origin, its shape and the card it must be identified as, card by card).
+TEST_CASE("real nvidia-smi captures identify the right card or say they cannot", "[inspect][real]") {
+  static const auto cat = catalog::Catalog::load({});
+  const auto& compat = catalog::CompatTable::embedded();
+  std::istringstream sources(read("tests/fixtures/real/nvidia-smi/SOURCES"));
+  std::string line;
+  std::set<std::string> listed, shapes;
+  while (std::getline(sources, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto cells = util::split(line, '|');
+    REQUIRE(cells.size() == 4);
+    const std::string file = util::trim(cells[0]), shape = util::trim(cells[2]), expected = util::trim(cells[3]);
+    INFO(file);
+    CHECK(util::starts_with(util::trim(cells[1]), "https://"));
+    listed.insert(file);
+    shapes.insert(shape);
+    auto cap = rules::parse_smi_csv(read("tests/fixtures/real/nvidia-smi/" + file), file);
+    if (util::starts_with(expected, "refused: ")) {
+      REQUIRE_FALSE(cap);
+      CHECK(cap.error().find(expected.substr(9)) != std::string::npos);
+      continue;
+    }
+    REQUIRE(cap);
+    const auto want_shape = shape == "table"   ? rules::SmiShape::table
+                            : shape == "query" ? rules::SmiShape::query
+                                               : rules::SmiShape::csv;
+    CHECK(cap->shape == want_shape);
+    CHECK(cap->has_header == (shape != "csv-noheader"));
+    auto rep = rules::inspect(*cap, cat, compat);
+    REQUIRE(rep);
+    std::vector<std::string> got;
+    for (const auto& c : rep->cards)
+      got.push_back(c.gpu ? c.gpu->id : util::ends_with(c.name, "...") ? "cut-short" : "not-in-catalog");
+    std::vector<std::string> want;
+    for (const auto& part : util::split(expected, ',')) {
+      std::string p = util::trim(part);
+      int n = 1;
+      if (auto x = p.find(" x "); x != std::string::npos) {
+        n = std::stoi(p.substr(x + 3));
+        p = p.substr(0, x);
+      }
+      for (int i = 0; i < n; ++i) want.push_back(p);
+    }
+    CHECK(got == want);
+  }
+  for (const auto& e : std::filesystem::directory_iterator(test::source_path("tests/fixtures/real/nvidia-smi"))) {
+    auto name = e.path().filename().string();
+    if (name == "SOURCES") continue;
+    INFO(name);
+    CHECK(listed.count(name));
+  }
+  CHECK(listed.size() >= 20);
+  CHECK(shapes == std::set<std::string>{"csv-header", "csv-noheader", "table", "query"});
 }

@@ -43,6 +43,9 @@ struct SmiCapture {
   std::vector<SmiRow> rows;
   bool has_header = true;     ///< false: a csv,noheader capture, read as the documented field list
   bool header_units = false;  ///< the header carries units ("memory.total [MiB]"); false for nounits
+  /// A capture without a header whose cells are not inspect's field list: the name, memory total,
+  /// bus id and driver version were told by their look; the other cells are not read.
+  bool guessed_columns = false;
 
   /// The row's cell for `field`, or nullptr when the capture has no such column.
   const std::string* cell(const SmiRow& row, std::string_view field) const {
