@@ -465,6 +465,24 @@ class CardChecks {
   void power(const catalog::Gpu* g) {
     auto limit = row_.num("power.limit");
     auto def = row_.num("power.default_limit");
+    if (limit && !def && g && g->tdp_w) {
+      // No default limit (the table does not show it; some drivers print [Unknown Error]): the
+      // limit against the card's rated power instead.
+      const std::string why =
+          row_.captured("power.default_limit")
+              ? fmt::format("the default limit reads {}", util::quote(row_.text("power.default_limit"), 30))
+              : std::string("the default limit is not in the capture");
+      if (*limit < *g->tdp_w * 0.98)
+        add("power-cap", Verdict::warn,
+            fmt::format("capped at {} W of the {} W {} is rated for ({}): someone ran 'nvidia-smi -pl', or a "
+                        "lower-power variant",
+                        fmt_num(*limit), fmt_num(*g->tdp_w), g->name, why));
+      else
+        add("power-cap", Verdict::pass,
+            fmt::format("power limit {} W, the {} W {} is rated for ({})", fmt_num(*limit), fmt_num(*g->tdp_w), g->name,
+                        why));
+      return;
+    }
     if (!limit || !def) return;
     Verdict v = Verdict::pass;
     std::string msg;

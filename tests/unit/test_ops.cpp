@@ -1064,6 +1064,29 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     REQUIRE(m);
     CHECK(*m->cell(m->rows[0], "memory.total") == "81920 MiB");
   }
+  SECTION("a power limit without its default is judged against the card's rated power") {
+    auto item = [&](const std::string& text) {
+      auto c = rules::parse_smi_csv(text, "p.csv");
+      REQUIRE(c);
+      auto r = rules::inspect(*c, cat, compat);
+      REQUIRE(r);
+      for (const auto& i : r->cards[0].items)
+        if (i.check == "power-cap") return i;
+      return rules::InspectItem{};
+    };
+    auto capped = item(
+        "name, power.limit [W], power.default_limit [W]\nNVIDIA GeForce RTX 2080 Ti, 210.00 W, [Unknown "
+        "Error]\n");
+    CHECK(capped.verdict == rules::Verdict::warn);
+    CHECK(capped.message ==
+          "capped at 210 W of the 250 W NVIDIA GeForce RTX 2080 Ti is rated for (the default limit reads \"[Unknown "
+          "Error]\"): someone ran 'nvidia-smi -pl', or a lower-power variant");
+    auto rated = item("name, power.limit [W]\nNVIDIA GeForce RTX 4090, 450.00 W\n");
+    CHECK(rated.verdict == rules::Verdict::pass);
+    CHECK(
+        rated.message ==
+        "power limit 450 W, the 450 W NVIDIA GeForce RTX 4090 is rated for (the default limit is not in the capture)");
+  }
   SECTION("table and -q outputs without a GPU in them name the command to capture with") {
     auto t = rules::parse_smi_csv("+-----------------------------------------------------------------------------+\n",
                                   "t.txt");
