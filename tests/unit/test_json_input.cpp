@@ -54,7 +54,9 @@ TEST_CASE("JsonDoc parses an object of 200k members in linear time", "[json]") {
   for (const auto& [k, v] : doc->root().items()) sum += f.integer(k, 0, 1 << 20);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(sum == 199999LL * 200000 / 2);
-  CHECK(s < 2.0);  // nlohmann::ordered_json: about a minute (a linear search per insert and per look-up)
+  // A bound far above the ~0.1 s it takes (ASan on a loaded CI machine included) that still fails the
+  // quadratic parse: nlohmann::ordered_json takes about a minute (a linear search per insert and look-up).
+  CHECK(s < 20.0);
   CHECK(doc->line_of("/key123") == 124);
 }
 
