@@ -761,11 +761,6 @@ bool looks_like_driver(std::string_view c) {  // 535.104.05, 591.44
            std::all_of(p.begin(), p.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
   });
 }
-bool looks_like_bus_id(std::string_view c) {  // 00000000:3B:00.0
-  return c.find(':') != std::string_view::npos && c.find('.') != std::string_view::npos &&
-         std::all_of(c.begin(), c.end(),
-                     [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
-}
 
 std::optional<std::vector<std::string>> guess_columns(const std::vector<std::string>& raw) {
   std::vector<std::string> cols(raw.size());

@@ -35,15 +35,6 @@ bool all_digits(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-// "00000000:3B:00.0" (table and -q) or "0000:3b:00.0".
-bool bus_id(std::string_view s) {
-  auto colon = s.find(':');
-  auto dot = s.rfind('.');
-  return colon != std::string_view::npos && dot != std::string_view::npos && dot > colon &&
-         std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
-}
-
 // A number with its unit glued on ("45C", "20W", "585MiB", "3%"), as the table prints it; the unit
 // must be the one given. "N/A" and anything else: nullopt.
 std::optional<std::string> with_unit(std::string_view tok, std::string_view unit) {
@@ -98,6 +89,15 @@ std::string cell(std::string v) {
 
 }  // namespace
 
+// "00000000:3B:00.0" (table and -q) or "0000:3b:00.0".
+bool looks_like_bus_id(std::string_view s) {
+  auto colon = s.find(':');
+  auto dot = s.rfind('.');
+  return colon != std::string_view::npos && dot != std::string_view::npos && dot > colon &&
+         std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+}
+
 // Both are recognised in the first lines (a pasted table often starts with the date line).
 bool looks_like_smi_table(std::string_view text) {
   std::string_view head = text.substr(0, 2048);
@@ -145,7 +145,7 @@ Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& ori
     const bool persistence = !c0.empty() && (c0.back() == "On" || c0.back() == "Off");
     const bool driver_model = !c0.empty() && (c0.back() == "WDDM" || c0.back() == "TCC" || c0.back() == "MCDM");
     if (c0.size() >= 3 && all_digits(c0.front()) && (persistence || driver_model) && !c1.empty() &&
-        bus_id(c1.front())) {
+        looks_like_bus_id(c1.front())) {
       Values v;
       v["index"] = c0.front();
       std::vector<std::string> name(c0.begin() + 1, c0.end() - 1);
@@ -214,7 +214,7 @@ Result<SmiCapture> parse_smi_query(std::string_view text, const std::string& ori
     if (t.empty()) continue;
     const std::size_t indent = raw.find_first_not_of(" \t");
     // "GPU 00000000:07:00.0" starts a GPU.
-    if (indent == 0 && util::starts_with(t, "GPU ") && bus_id(t.substr(4))) {
+    if (indent == 0 && util::starts_with(t, "GPU ") && looks_like_bus_id(t.substr(4))) {
       flush_ecc();
       Values v;
       v["index"] = std::to_string(gpus.size());

@@ -71,6 +71,8 @@ Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& ori
 /// `nvidia-smi -q`: the fields of inspect's query that the report shows, by their section path
 /// ("FB Memory Usage/Total"); ECC counts summed over SRAM and DRAM. Clock event reasons are not read.
 Result<SmiCapture> parse_smi_query(std::string_view text, const std::string& origin);
+/// "00000000:3B:00.0" or "0000:3b:00.0": a PCI bus id as nvidia-smi prints it.
+bool looks_like_bus_id(std::string_view s);
 bool looks_like_smi_table(std::string_view text);
 bool looks_like_smi_query(std::string_view text);
 
