@@ -68,6 +68,24 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
       g.aliases.push_back(x.get<std::string>());
     }
   }
+  if (f.has("pci_device_ids")) {
+    const auto& a = f.raw("pci_device_ids");
+    auto bad = [&](const util::Json& x) {
+      f.fail("pci_device_ids", "expected an array of PCI device ids such as \"0x2684\", got " + util::json_snippet(x));
+    };
+    if (!a.is_array()) bad(a);
+    for (const auto& x : a) {
+      if (!x.is_string()) bad(x);
+      std::string id = x.get<std::string>();
+      if (id.size() != 6 || id[0] != '0' || (id[1] != 'x' && id[1] != 'X')) bad(x);
+      for (std::size_t i = 2; i < id.size(); ++i) {
+        if (!std::isxdigit(static_cast<unsigned char>(id[i]))) bad(x);
+        id[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(id[i])));
+      }
+      id[1] = 'x';
+      g.pci_device_ids.push_back(id);
+    }
+  }
   g.vendor = one_of(f, "vendor", {"nvidia", "amd", "intel", "apple"});
   g.architecture = f.str("architecture");
   g.compute_capability = f.opt_str("compute_capability");
@@ -293,6 +311,7 @@ util::Json to_data_json(const Gpu& g) {
   j["id"] = g.id;
   j["name"] = g.name;
   j["aliases"] = g.aliases;
+  j["pci_device_ids"] = g.pci_device_ids;
   j["vendor"] = g.vendor;
   j["architecture"] = g.architecture;
   j["compute_capability"] = opt(g.compute_capability);
@@ -341,6 +360,7 @@ util::Json to_output_json(const Gpu& g) {
   j["id"] = g.id;
   j["name"] = g.name;
   j["aliases"] = g.aliases;
+  j["pci_device_ids"] = g.pci_device_ids;
   j["vendor"] = g.vendor;
   j["architecture"] = g.architecture;
   j["compute_capability"] = opt(g.compute_capability);

@@ -40,8 +40,9 @@ struct Gpu {
   std::string id;
   std::string name;
   std::vector<std::string> aliases;
-  std::string vendor;        ///< nvidia, amd, intel
-  std::string architecture;  ///< volta ... gaudi3
+  std::vector<std::string> pci_device_ids;  ///< "0x2684": PCI device ids (vendor 0x10de), lowercase
+  std::string vendor;                       ///< nvidia, amd, intel
+  std::string architecture;                 ///< volta ... gaudi3
   std::optional<std::string> compute_capability;
   std::optional<int> release_year;
   std::string segment;  ///< consumer, workstation, datacenter, edge
