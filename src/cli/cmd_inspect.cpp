@@ -42,6 +42,7 @@ util::Json to_json(const rules::InspectReport& rep) {
     x["index"] = c.index;
     x["name"] = c.name;
     x["pci_bus_id"] = c.pci_bus_id;
+    x["pci_device_id"] = c.pci_device_id.empty() ? util::Json(nullptr) : util::Json(c.pci_device_id);
     x["serial"] = c.serial.empty() ? util::Json(nullptr) : util::Json(c.serial);
     x["driver_version"] = c.driver_version.empty() ? util::Json(nullptr) : util::Json(c.driver_version);
     x["vbios_version"] = c.vbios_version.empty() ? util::Json(nullptr) : util::Json(c.vbios_version);

@@ -21,6 +21,7 @@ constexpr std::string_view kFields[] = {
     "index",
     "name",
     "pci.bus_id",
+    "pci.device_id",
     "serial",
     "driver_version",
     "vbios_version",
@@ -212,7 +213,14 @@ class NameIndex {
       add(g.id, &g);
       add(g.name, &g);
       for (const auto& a : g.aliases) add(a, &g);
+      for (const auto& d : g.pci_device_ids) by_device_[d].push_back(&g);
     }
+  }
+  /// The records listing a PCI device id ("0x2684"): one, or boards that differ only in memory.
+  const std::vector<const catalog::Gpu*>& with_device(const std::string& id) const {
+    static const std::vector<const catalog::Gpu*> kNone;
+    auto it = by_device_.find(id);
+    return it == by_device_.end() ? kNone : it->second;
   }
   const catalog::Gpu* find(std::string_view name) const {
     auto it = by_name_.find(util::squash(util::lower(name)));
@@ -236,6 +244,7 @@ class NameIndex {
  private:
   void add(std::string_view n, const catalog::Gpu* g) { by_name_.try_emplace(util::squash(util::lower(n)), g); }
   std::unordered_map<std::string, const catalog::Gpu*> by_name_;
+  std::unordered_map<std::string, std::vector<const catalog::Gpu*>> by_device_;
 };
 
 // The name without the brand words nvidia-smi puts first ("NVIDIA GeForce RTX 4090" -> "RTX 4090").
@@ -256,6 +265,24 @@ bool completes_last_word(std::string_view cut, const catalog::Gpu& g) {
   };
   if (completes(g.name) || completes(strip_brand(g.name))) return true;
   return std::any_of(g.aliases.begin(), g.aliases.end(), completes);
+}
+
+bool same_memory(const catalog::Gpu& g, std::optional<double> mem_mib) {
+  return !mem_mib || std::fabs(*mem_mib * 1048576.0 / g.memory_bytes - 1.0) <= 0.1;
+}
+
+// The card a PCI device id names: the one record listing it, or of those listing it the one of the
+// reported memory size (a board sold with two memory sizes has one id). None when no record lists
+// it, or none listing it has this memory (a modified card: the name decides).
+const catalog::Gpu* identify_by_device(const NameIndex& index, const std::string& device,
+                                       std::optional<double> mem_mib) {
+  const catalog::Gpu* found = nullptr;
+  for (const auto* g : index.with_device(device)) {
+    if (!same_memory(*g, mem_mib)) continue;
+    if (found) return nullptr;  // two of this memory size too: the id does not decide
+    found = g;
+  }
+  return found;
 }
 
 const catalog::Gpu* identify(const NameIndex& index, const std::string& name, std::optional<double> mem_mib) {
@@ -631,6 +658,13 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
   card.index = row.text("index");
   card.name = row.text("name");
   card.pci_bus_id = row.text("pci.bus_id");
+  if (row.has("pci.device_id")) {
+    auto id = parse_pci_device_id(row.text("pci.device_id"));
+    if (!id)
+      row.fail("pci.device_id", fmt::format("expected an NVIDIA PCI device id such as 0x268410DE, got {}",
+                                            util::quote(row.text("pci.device_id"))));
+    card.pci_device_id = *id;
+  }
   card.serial = row.has("serial") ? row.text("serial") : "";
   card.driver_version = row.has("driver_version") ? row.text("driver_version") : "";
   card.vbios_version = row.has("vbios_version") ? row.text("vbios_version") : "";
@@ -649,7 +683,17 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
   if (!row.has("name")) row.fail("name", fmt::format("expected the GPU name, got {}", util::quote(card.name)));
 
   auto mem = row.num("memory.total");
-  card.gpu = identify(index, card.name, mem);
+  // The PCI device id first: names are ambiguous ("Quadro RTX 4000" vs "RTX 4000 Ada") and
+  // cut short by the table; then the exact name.
+  bool by_device = false;
+  if (!card.pci_device_id.empty()) {
+    card.gpu = identify_by_device(index, card.pci_device_id, mem);
+    by_device = card.gpu != nullptr;
+  }
+  if (!card.gpu) card.gpu = identify(index, card.name, mem);
+  // Named like a catalog card whose PCI device ids do not include this one: another board.
+  const bool other_board = card.gpu && !by_device && !card.pci_device_id.empty() && !card.gpu->pci_device_ids.empty() &&
+                           index.with_device(card.pci_device_id).empty();
   std::vector<const catalog::Gpu*> maybe;  // a name the table cut short: the cards it may be
   if (!card.gpu && util::ends_with(card.name, "...")) {
     const std::string cut = card.name.substr(0, card.name.size() - 3);
@@ -662,11 +706,18 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
     // Generation"): that card. Cut where another word could follow ("RTX 2080 ..."): unknown.
     if (maybe.size() == 1 && completes_last_word(cut, *maybe.front())) card.gpu = maybe.front();
   }
-  if (card.gpu)
-    c.add(
-        "identify", Verdict::pass,
-        fmt::format("{} ({}, {}){}", card.gpu->name, card.gpu->id, card.gpu->architecture,
-                    util::ends_with(card.name, "...") ? ", the one catalog card the cut-short name completes to" : ""));
+  if (other_board) {
+    c.add("identify", Verdict::warn,
+          fmt::format("{} is named like the {} ({}), but its PCI device {} is not that card's ({}) nor any catalog "
+                      "card's: a board the catalog does not list; checks use the {}",
+                      util::quote(card.name, 80), card.gpu->name, card.gpu->id, card.pci_device_id,
+                      util::join(card.gpu->pci_device_ids, ", "), card.gpu->id));
+  } else if (card.gpu)
+    c.add("identify", Verdict::pass,
+          fmt::format("{} ({}, {}){}", card.gpu->name, card.gpu->id, card.gpu->architecture,
+                      by_device                           ? fmt::format(", by its PCI device {}", card.pci_device_id)
+                      : util::ends_with(card.name, "...") ? ", the one catalog card the cut-short name completes to"
+                                                          : ""));
   else if (util::ends_with(card.name, "...")) {
     // The table cuts long names to its column: the name is not known, so neither is the card.
     std::vector<std::string> ids;
@@ -681,8 +732,9 @@ CardReport evaluate(const SmiRow& r, const SmiCapture& cap, const NameIndex& ind
                   : fmt::format(", which could be {} or a card not in the catalog", util::join_list(ids, "or"))));
   } else
     c.add("identify", Verdict::warn,
-          fmt::format("{} is not in the catalog: card-specific checks skipped (add it with --catalog FILE)",
-                      util::quote(card.name, 80)));
+          fmt::format("{}{} is not in the catalog: card-specific checks skipped (add it with --catalog FILE)",
+                      util::quote(card.name, 80),
+                      card.pci_device_id.empty() ? "" : fmt::format(" (PCI device {})", card.pci_device_id)));
   if (card.gpu) c.memory_size(*card.gpu);
   c.ecc();
   c.retired_pages();
@@ -765,7 +817,7 @@ bool looks_like_driver(std::string_view c) {  // 535.104.05, 591.44
 std::optional<std::vector<std::string>> guess_columns(const std::vector<std::string>& raw) {
   std::vector<std::string> cols(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) cols[i] = fmt::format("column.{}", i + 1);  // not read
-  bool named = false, bus = false, driver = false;
+  bool named = false, bus = false, driver = false, device = false;
   std::optional<std::size_t> mem;
   double mem_max = -1;
   for (std::size_t i = 0; i < raw.size(); ++i) {
@@ -776,6 +828,9 @@ std::optional<std::vector<std::string>> guess_columns(const std::vector<std::str
     } else if (!bus && looks_like_bus_id(c)) {
       cols[i] = "pci.bus_id";
       bus = true;
+    } else if (!device && parse_pci_device_id(c)) {
+      cols[i] = "pci.device_id";
+      device = true;
     } else if (!driver && looks_like_driver(c)) {
       cols[i] = "driver_version";
       driver = true;
@@ -855,18 +910,24 @@ Result<SmiCapture> parse_smi_csv(std::string_view text, const std::string& origi
         // No header (--format=csv,noheader): read as the documented field list when the cell count
         // matches one of the three lists inspect asks nvidia-smi for.
         // Captures from before the mig.mode.* fields were asked for have the same lists without them.
+        // Older ones also lack pci.device_id; a list with it is taken only where that cell is one
+        // (0x268410DE), as some lists with and without it have the same length.
         bool matched = false;
-        for (int level = 0; level <= 2 && !matched; ++level)
-          for (bool with_mig : {true, false}) {
-            auto fields = smi_query_fields(level);
-            if (!with_mig)
-              fields.erase(std::remove_if(fields.begin(), fields.end(),
-                                          [](std::string_view f) { return util::starts_with(f, "mig.mode."); }),
-                           fields.end());
-            if (matched || fields.size() != cells.size()) continue;
-            cols.assign(fields.begin(), fields.end());
-            matched = true;
-          }
+        for (bool with_device : {true, false})
+          for (int level = 0; level <= 2 && !matched; ++level)
+            for (bool with_mig : {true, false}) {
+              auto fields = smi_query_fields(level);
+              std::erase_if(fields, [&](std::string_view f) {
+                return (!with_mig && util::starts_with(f, "mig.mode.")) || (!with_device && f == "pci.device_id");
+              });
+              if (matched || fields.size() != cells.size()) continue;
+              if (with_device) {
+                auto at = std::find(fields.begin(), fields.end(), "pci.device_id") - fields.begin();
+                if (!parse_pci_device_id(util::trim(cells[static_cast<std::size_t>(at)]))) continue;
+              }
+              cols.assign(fields.begin(), fields.end());
+              matched = true;
+            }
         if (!matched) {
           // Another field list without its header: the cells whose look gives them away (the
           // card's name, the memory total, the bus id, the driver version) are read; the rest not.

@@ -98,6 +98,14 @@ bool looks_like_bus_id(std::string_view s) {
                      [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
 }
 
+std::optional<std::string> parse_pci_device_id(std::string_view s) {
+  if (s.size() != 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return std::nullopt;
+  if (!std::all_of(s.begin() + 2, s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  if (util::lower(s.substr(6)) != "10de") return std::nullopt;
+  return "0x" + util::lower(s.substr(2, 4));
+}
+
 // Both are recognised in the first lines (a pasted table often starts with the date line).
 bool looks_like_smi_table(std::string_view text) {
   std::string_view head = text.substr(0, 2048);
@@ -246,6 +254,7 @@ Result<SmiCapture> parse_smi_query(std::string_view text, const std::string& ori
     static const std::map<std::string, std::string, std::less<>> kPaths = {
         {"Product Name", "name"},
         {"Serial Number", "serial"},
+        {"PCI/Device Id", "pci.device_id"},
         {"VBIOS Version", "vbios_version"},
         {"Persistence Mode", "persistence_mode"},
         {"MIG Mode/Current", "mig.mode.current"},

@@ -680,7 +680,7 @@ TEST_CASE("rules::inspect parse", "[inspect]") {
   }
   SECTION("the query asks nvidia-smi for every field the checks read") {
     auto full = rules::smi_query_fields(0);
-    CHECK(full.size() == 35);
+    CHECK(full.size() == 36);
     CHECK(std::find(full.begin(), full.end(), "mig.mode.pending") != full.end());
     CHECK(std::find(full.begin(), full.end(), "temperature.gpu.tlimit") != full.end());
     auto older = rules::smi_query_fields(2);
@@ -1039,6 +1039,91 @@ TEST_CASE("rules::inspect identifies cards exactly, reads captures without a hea
     CHECK(gpu_of("NVIDIA A100-SXM4-80GB", "81920") == "a100-80gb-sxm");
     CHECK(gpu_of("NVIDIA H100 80GB HBM3", "81559") == "h100-sxm");
     CHECK(gpu_of("Tesla V100-SXM2-32GB", "32768") == "v100-sxm2-32gb");
+  }
+  SECTION("the PCI device id identifies the card first, then the exact name") {
+    CHECK(rules::parse_pci_device_id("0x268410DE") == "0x2684");
+    CHECK(rules::parse_pci_device_id("0x1eb110de") == "0x1eb1");
+    CHECK_FALSE(rules::parse_pci_device_id("0x744c1002"));  // AMD's vendor id
+    CHECK_FALSE(rules::parse_pci_device_id("0x2684"));
+    auto card = [&](const std::string& name, const std::string& device, const std::string& mib) {
+      auto c = rules::parse_smi_csv(
+          "name, pci.device_id, memory.total [MiB]\n" + name + ", " + device + ", " + mib + " MiB\n", "d.csv");
+      REQUIRE(c);
+      auto r = rules::inspect(*c, cat, compat);
+      REQUIRE(r);
+      return r->cards[0];
+    };
+    auto identify = [](const rules::CardReport& c) {
+      for (const auto& i : c.items)
+        if (i.check == "identify") return i;
+      return rules::InspectItem{};
+    };
+    // Turing's Quadro RTX 4000 (pci.ids 0x1eb1), whatever the name says.
+    auto quadro = card("Quadro RTX 4000", "0x1EB110DE", "7982");
+    REQUIRE(quadro.gpu);
+    CHECK(quadro.gpu->id == "quadro-rtx-4000");
+    CHECK(quadro.pci_device_id == "0x1eb1");
+    CHECK(identify(quadro).message == "NVIDIA Quadro RTX 4000 (quadro-rtx-4000, turing), by its PCI device 0x1eb1");
+    // The id names the board: an RTX 4090 D (0x2685) reporting the plain 4090's name is the 4090 D.
+    CHECK(card("NVIDIA GeForce RTX 4090", "0x268510DE", "24564").gpu->id == "rtx-4090d");
+    // One id, two memory sizes (pci.ids 0x2803 and the thamada/gls capture): the memory decides; the
+    // 8 GB card is not in the catalog.
+    CHECK(card("NVIDIA GeForce RTX 4060 Ti", "0x280310DE", "16380").gpu->id == "rtx-4060-ti-16gb");
+    auto eight = card("NVIDIA GeForce RTX 4060 Ti", "0x280310DE", "8188");
+    CHECK_FALSE(eight.gpu);
+    CHECK(identify(eight).message ==
+          "\"NVIDIA GeForce RTX 4060 Ti\" (PCI device 0x2803) is not in the catalog: card-specific checks skipped "
+          "(add it with --catalog FILE)");
+    CHECK(card("NVIDIA RTX PRO 5000 Blackwell", "0x2BB310DE", "48935").gpu->id == "rtx-pro-5000-blackwell");
+    CHECK(card("NVIDIA RTX PRO 5000 72GB Blackwell", "0x2BB310DE", "73400").gpu->id == "rtx-pro-5000-blackwell-72gb");
+    // A card with its memory changed keeps its id: the name decides, the memory check says so.
+    auto modded = card("NVIDIA GeForce RTX 4090", "0x268410DE", "49140");
+    CHECK(modded.gpu->id == "rtx-4090");
+    CHECK(std::any_of(modded.items.begin(), modded.items.end(),
+                      [](const auto& i) { return i.check == "memory-size" && i.verdict == rules::Verdict::warn; }));
+    // Named like a catalog card but a device id no card has: another board.
+    auto other = card("NVIDIA GeForce RTX 4090", "0x2FFF10DE", "24564");
+    CHECK(identify(other).verdict == rules::Verdict::warn);
+    CHECK(identify(other).message ==
+          "\"NVIDIA GeForce RTX 4090\" is named like the NVIDIA GeForce RTX 4090 (rtx-4090), but its PCI device 0x2fff "
+          "is not that card's (0x2684) nor any catalog card's: a board the catalog does not list; checks use the "
+          "rtx-4090");
+    auto bad = rules::parse_smi_csv("name, pci.device_id\nNVIDIA GeForce RTX 4090, 0x2684\n", "b.csv");
+    REQUIRE(bad);
+    auto rep = rules::inspect(*bad, cat, compat);
+    REQUIRE_FALSE(rep);
+    CHECK(rep.error() ==
+          "b.csv:2: field 'pci.device_id': expected an NVIDIA PCI device id such as 0x268410DE, got \"0x2684\"");
+  }
+  SECTION("header-less lists with and without pci.device_id of the same length are told apart") {
+    // The query without mig.mode.* (34 fields) and an older one without pci.device_id but with
+    // the mig fields, without temperature.gpu.tlimit (34 too).
+    auto row_of = [](std::vector<std::string_view> fields) {
+      std::string row;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (i) row += ", ";
+        row += fields[i] == "name"            ? "NVIDIA A100-SXM4-80GB"
+               : fields[i] == "memory.total"  ? "81920 MiB"
+               : fields[i] == "pci.device_id" ? "0x20B210DE"
+               : fields[i] == "serial"        ? "1564720004631"
+                                              : "[N/A]";
+      }
+      return row + "\n";
+    };
+    auto with_device = rules::smi_query_fields(0);
+    std::erase_if(with_device, [](std::string_view f) { return f.starts_with("mig.mode."); });
+    auto without = rules::smi_query_fields(1);
+    std::erase_if(without, [](std::string_view f) { return f == "pci.device_id"; });
+    REQUIRE(with_device.size() == without.size());
+    auto a = rules::parse_smi_csv(row_of(with_device), "a.csv");
+    REQUIRE(a);
+    CHECK(*a->cell(a->rows[0], "pci.device_id") == "0x20B210DE");
+    CHECK(*a->cell(a->rows[0], "serial") == "1564720004631");
+    auto b = rules::parse_smi_csv(row_of(without), "b.csv");
+    REQUIRE(b);
+    CHECK(b->cell(b->rows[0], "pci.device_id") == nullptr);
+    CHECK(*b->cell(b->rows[0], "serial") == "1564720004631");
+    CHECK(*b->cell(b->rows[0], "mig.mode.current") == "[N/A]");
   }
   SECTION("a csv,noheader capture of the documented field list is read, and said so") {
     auto fields = rules::smi_query_fields(0);

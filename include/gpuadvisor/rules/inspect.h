@@ -73,6 +73,9 @@ Result<SmiCapture> parse_smi_table(std::string_view text, const std::string& ori
 Result<SmiCapture> parse_smi_query(std::string_view text, const std::string& origin);
 /// "00000000:3B:00.0" or "0000:3b:00.0": a PCI bus id as nvidia-smi prints it.
 bool looks_like_bus_id(std::string_view s);
+/// "0x268410DE" (nvidia-smi's pci.device_id: device id, then the vendor, NVIDIA's 0x10DE) -> "0x2684";
+/// nullopt for anything else.
+std::optional<std::string> parse_pci_device_id(std::string_view s);
 bool looks_like_smi_table(std::string_view text);
 bool looks_like_smi_query(std::string_view text);
 
@@ -88,6 +91,7 @@ struct InspectItem {
 struct CardReport {
   int line = 0;  ///< the row's line in the input
   std::string index, name, pci_bus_id, serial, driver_version, vbios_version;
+  std::string pci_device_id;          ///< "0x2684", or empty where the capture has none
   const catalog::Gpu* gpu = nullptr;  ///< the catalog record it was identified as
   std::vector<InspectItem> items;
   Verdict verdict = Verdict::pass;  ///< the worst item
