@@ -17,7 +17,8 @@ namespace {
 struct RecommendFlags {
   estimate::WorkloadInput in;
   std::string budget, power_limit, scenario, max_gpus, prefer, top = "5", provider;
-  bool used = false, explain = false, pareto = false, cloud = false;
+  std::string only_gpus, exclude_gpus, vendor, segment, max_power;  // candidate filters
+  bool used = false, explain = false, pareto = false, cloud = false, cuda_only = false, new_only = false;
   std::string batch_file;
 };
 
@@ -28,6 +29,74 @@ std::optional<std::string> strip_rate(const std::string& budget) {
     if (t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0)
       return util::trim(t.substr(0, t.size() - suffix.size()));
   return std::nullopt;
+}
+
+// "a, b,c" -> {"a", "b", "c"}; an empty item is an error naming the flag.
+std::vector<std::string> list_of(const std::string& flag, const std::string& value) {
+  std::vector<std::string> out;
+  for (const auto& item : util::split(value, ',')) {
+    std::string t = util::trim(item);
+    if (t.empty()) throw Error(fmt::format("{}: expected a comma-separated list, got {}", flag, util::quote(value)));
+    out.push_back(t);
+  }
+  return out;
+}
+
+// The candidate filters, each value checked against what the catalog holds.
+rules::CandidateFilter make_filter(Context& ctx, const RecommendFlags& o, rules::Request& r) {
+  rules::CandidateFilter f;
+  auto gpus = [&](const std::string& flag, const std::string& value, std::vector<const catalog::Gpu*>& into) {
+    for (const auto& q : list_of(flag, value)) {
+      auto g = ctx.catalog().resolve(q);
+      if (!g) throw Error(flag + ": " + g.error());
+      if (std::find(into.begin(), into.end(), *g) == into.end()) into.push_back(*g);
+      auto others = ctx.catalog().also_matching(q, **g);
+      if (!others.empty()) {
+        std::vector<std::string> ids;
+        for (const auto* x : others) ids.push_back(x->id);
+        r.base.assumptions.push_back(fmt::format("{} {} is taken as {}; it also matches {} (give the id to choose)",
+                                                 flag, util::quote(q), (*g)->id, util::join(ids, ", ")));
+      }
+    }
+  };
+  if (!o.only_gpus.empty()) gpus("--gpu", o.only_gpus, f.only);
+  if (!o.exclude_gpus.empty()) gpus("--exclude", o.exclude_gpus, f.exclude);
+  auto names = [&](const std::string& flag, const std::string& value, const std::vector<std::string>& known,
+                   std::vector<std::string>& into) {
+    for (const auto& v : list_of(flag, value)) {
+      const std::string l = util::lower(v);
+      if (std::find(known.begin(), known.end(), l) == known.end())
+        throw Error(fmt::format("{}: expected {}, got {}{}", flag, util::join_list(known, "or"), util::quote(v),
+                                util::did_you_mean(l, known)));
+      if (std::find(into.begin(), into.end(), l) == into.end()) into.push_back(l);
+    }
+  };
+  if (!o.vendor.empty()) names("--vendor", o.vendor, {"nvidia", "amd", "intel", "apple"}, f.vendors);
+  if (!o.segment.empty()) names("--segment", o.segment, {"consumer", "workstation", "datacenter", "edge"}, f.segments);
+  f.cuda_only = o.cuda_only;
+  f.new_only = o.new_only;
+  if (o.new_only && o.used)
+    throw Error("--new-only: leaves out the discontinued cards that --used prices; give one or the other");
+  if (!o.max_power.empty()) {
+    auto p = util::parse_power(o.max_power);
+    if (!p) throw Error("--max-power: " + p.error());
+    if (*p <= 0) throw Error(fmt::format("--max-power: must be positive, got {}", util::quote(o.max_power)));
+    f.max_power_w = *p;
+  }
+  if (f.any()) {
+    bool admitted = false;
+    if (r.cloud) {
+      for (const auto& inst : ctx.prices().instances)
+        if (const auto* g = ctx.catalog().find(inst.gpu_id); g && f.admits(*g)) admitted = true;
+    } else {
+      for (const auto& g : ctx.catalog().gpus()) admitted = admitted || f.admits(g);
+    }
+    if (!admitted)
+      throw Error(fmt::format("the candidate filters leave no {} ({})",
+                              r.cloud ? "instance in the price list" : "GPU in the catalog",
+                              util::join(f.describe(), "; ")));
+  }
+  return f;
 }
 
 rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimate::WorkloadInput* in = nullptr) {
@@ -118,6 +187,7 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
   r.top = static_cast<int>(*top);
   r.used = o.used;
   r.today = ctx.today();
+  r.filter = make_filter(ctx, o, r);
   return r;
 }
 
@@ -243,8 +313,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   auto ruleset = rules::RuleSet::load(ctx.rule_files);
   rules::Data data{ctx.catalog(), ruleset, ctx.efficiency(), ctx.prices()};
   if (!o.batch_file.empty()) {
-    static const std::vector<std::string> own = {"budget", "power_limit", "scenario", "max_gpus", "used",
-                                                 "prefer", "top",         "cloud",    "provider"};
+    static const std::vector<std::string> own = {
+        "budget",   "power_limit", "scenario", "max_gpus", "used",      "prefer",  "top",      "cloud",
+        "provider", "gpu",         "exclude",  "vendor",   "cuda_only", "segment", "new_only", "max_power"};
     run_batch(ctx, o.batch_file, o.in, own,
               [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
                 RecommendFlags flags = o;
@@ -260,6 +331,13 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                 text("prefer", flags.prefer);
                 text("top", flags.top);
                 text("provider", flags.provider);
+                text("gpu", flags.only_gpus);
+                text("exclude", flags.exclude_gpus);
+                text("vendor", flags.vendor);
+                text("segment", flags.segment);
+                text("max_power", flags.max_power);
+                if (line.has("cuda_only")) flags.cuda_only = line.boolean("cuda_only");
+                if (line.has("new_only")) flags.new_only = line.boolean("new_only");
                 if (line.has("used")) flags.used = line.boolean("used");
                 if (line.has("cloud")) flags.cloud = line.boolean("cloud");
                 auto req = make_request(ctx, flags, &in);
@@ -510,11 +588,26 @@ void setup_recommend(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-gpus", o->max_gpus, "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, else 8)")
       ->group(c);
   cmd->add_flag("--used", o->used, "Include used-market prices where known")->group(c);
+  auto* k = "Candidates";
+  cmd->add_option("--gpu", o->only_gpus, "Only these GPUs: ids, aliases or loose names, comma-separated")
+      ->type_name("LIST")
+      ->group(k);
+  cmd->add_option("--exclude", o->exclude_gpus, "Not these GPUs, comma-separated")->type_name("LIST")->group(k);
+  cmd->add_option("--vendor", o->vendor, "Only these vendors: nvidia, amd, intel, apple (comma-separated)")
+      ->type_name("LIST")
+      ->group(k);
+  cmd->add_flag("--cuda-only", o->cuda_only, "Only GPUs that run CUDA software unchanged (NVIDIA)")->group(k);
+  cmd->add_option("--segment", o->segment, "Only these segments: consumer, workstation, datacenter, edge")
+      ->type_name("LIST")
+      ->group(k);
+  cmd->add_flag("--new-only", o->new_only, "Only GPUs still in production (sold new)")->group(k);
+  cmd->add_option("--max-power", o->max_power, "Most rated power per GPU (350W)")->type_name("POWER")->group(k);
   cmd->add_option("--prefer", o->prefer, "Ranking: balanced, cost, speed or efficiency")->group(c);
   cmd->add_option("--top", o->top, "How many plans to show (default 5)");
   cmd->add_option("--batch-file", o->batch_file,
                   "JSON Lines: one workload per line (profile fields, plus budget, power_limit, scenario, max_gpus, "
-                  "used, prefer, top)")
+                  "used, prefer, top, and the candidate filters gpu, exclude, vendor, cuda_only, segment, new_only, "
+                  "max_power)")
       ->type_name("FILE|-");
   cmd->add_flag("--explain", o->explain, "Show every rule's outcome for each plan shown");
   cmd->add_flag("--pareto", o->pareto, "Also list the plans not dominated on price and speed");
@@ -527,6 +620,7 @@ void setup_recommend(CLI::App& app, Context& ctx) {
       "Exit status: 0 with plans, 1 when nothing fits (the output says the cheapest ways out), 2 bad input.\n"
       "Examples:\n"
       "  gpuadvisor recommend --model 10B --budget 3000\n"
+      "  gpuadvisor recommend --model 10B --budget 3000 --cuda-only --gpu rtx-4090,rtx-5090,rtx-3090\n"
       "  gpuadvisor recommend --model llama-3.1-70b --task qlora --budget 50000 --explain\n"
       "  gpuadvisor recommend --model yolov8s --scenario edge --power-limit 30W\n"
       "  gpuadvisor recommend --model llama-3.1-8b --task lora --budget 10k --used --prefer cost --format json\n"

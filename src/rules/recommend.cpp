@@ -462,6 +462,49 @@ static Recommendation::NotPriced not_priced_entry(const Candidate& c, bool used)
   return why("no price");
 }
 
+bool CandidateFilter::admits(const catalog::Gpu& g) const {
+  auto listed = [&](const std::vector<const catalog::Gpu*>& l) { return std::find(l.begin(), l.end(), &g) != l.end(); };
+  auto in = [](const std::vector<std::string>& l, const std::string& v) {
+    return l.empty() || std::find(l.begin(), l.end(), v) != l.end();
+  };
+  if (!only.empty() && !listed(only)) return false;
+  if (listed(exclude)) return false;
+  if (!in(vendors, g.vendor) || !in(segments, g.segment)) return false;
+  if (cuda_only && !g.runs_cuda()) return false;
+  if (new_only && !g.in_production()) return false;
+  if (max_power_w && (!g.tdp_w || *g.tdp_w > *max_power_w)) return false;
+  return true;
+}
+
+bool CandidateFilter::any() const {
+  return !only.empty() || !exclude.empty() || !vendors.empty() || cuda_only || !segments.empty() || new_only ||
+         max_power_w;
+}
+
+std::vector<std::string> CandidateFilter::describe() const {
+  std::vector<std::string> out;
+  auto ids = [](const std::vector<const catalog::Gpu*>& l) {
+    std::vector<std::string> v;
+    for (const auto* g : l) v.push_back(g->id);
+    return util::join(v, ", ");
+  };
+  if (!only.empty()) out.push_back(fmt::format("GPUs: only {} (--gpu)", ids(only)));
+  if (!exclude.empty()) out.push_back(fmt::format("GPUs: not {} (--exclude)", ids(exclude)));
+  if (!vendors.empty()) out.push_back(fmt::format("vendors: {} (--vendor)", util::join(vendors, ", ")));
+  if (cuda_only) out.push_back("CUDA only: NVIDIA GPUs (--cuda-only)");
+  if (!segments.empty()) out.push_back(fmt::format("segments: {} (--segment)", util::join(segments, ", ")));
+  if (new_only)
+    out.push_back(
+        "new only: GPUs the catalog lists as in production (--new-only); discontinued ones and ones of "
+        "unknown status are left out");
+  if (max_power_w)
+    out.push_back(
+        fmt::format("power per GPU: at most {} W rated (--max-power); GPUs without a published power are "
+                    "left out",
+                    util::format_number(*max_power_w)));
+  return out;
+}
+
 Recommendation recommend(const Request& req, const Data& data) {
   Recommendation out;
   // Renting is always priced per hour: rank by speed per rate unless told otherwise.
@@ -497,6 +540,8 @@ Recommendation recommend(const Request& req, const Data& data) {
                                     : "prices: street where known, else launch MSRP (--used for used-market prices)");
   }
 
+  for (auto& d : req.filter.describe()) out.defaults.push_back(std::move(d));
+
   const Search search(req, data);
   // The layout check of each (count, precision) runs on one copy of the base workload, not one each.
   estimate::Workload probe = search.base;
@@ -522,7 +567,7 @@ Recommendation recommend(const Request& req, const Data& data) {
       if (!gpu)
         throw Error(fmt::format("cloud instance {}: gpu_id {} is not in the catalog", util::quote(inst.id),
                                 util::quote(inst.gpu_id)));
-      add_candidates(*gpu, inst.gpu_count, &inst);
+      if (req.filter.admits(*gpu)) add_candidates(*gpu, inst.gpu_count, &inst);
     }
   } else {
     std::vector<int> counts;
@@ -531,7 +576,8 @@ Recommendation recommend(const Request& req, const Data& data) {
     else
       for (int n = 1; n <= req.max_gpus; n *= 2) counts.push_back(n);
     for (const auto& gpu : data.catalog.gpus())
-      for (int n : counts) add_candidates(gpu, n, nullptr);
+      if (req.filter.admits(gpu))
+        for (int n : counts) add_candidates(gpu, n, nullptr);
   }
   for (auto& c : out.candidates) c.score = c.accepted ? score_of(c, out.prefer) : 0;
 

@@ -442,3 +442,95 @@ TEST_CASE("recommend: a card out of production is never planned at a new price; 
   CHECK(used_3090);
   CHECK_FALSE(listed(used, "rtx-3090"));
 }
+
+TEST_CASE("recommend: candidate filters keep only the GPUs they admit, everywhere in the answer", "[recommend]") {
+  const auto& cat = test::gpus();
+  struct Case {
+    const char* what;
+    rules::CandidateFilter f;
+  };
+  std::vector<Case> cases;
+  {
+    rules::CandidateFilter f;
+    f.only = {cat.find("rtx-4090"), cat.find("rtx-5090"), cat.find("rtx-3090")};
+    f.cuda_only = true;
+    cases.push_back({"--gpu rtx-4090,rtx-5090,rtx-3090 --cuda-only", f});
+  }
+  {
+    rules::CandidateFilter f;
+    f.vendors = {"amd", "intel"};
+    cases.push_back({"--vendor amd,intel", f});
+  }
+  {
+    rules::CandidateFilter f;
+    f.segments = {"datacenter"};
+    f.exclude = {cat.find("h100-sxm"), cat.find("b200")};
+    f.max_power_w = 400;
+    f.new_only = true;
+    cases.push_back({"--segment datacenter --exclude h100-sxm,b200 --max-power 400W --new-only", f});
+  }
+  for (const auto& c : cases)
+    for (const char* model : {"7B", "llama-3.1-70b"})
+      for (std::optional<double> budget : {std::optional<double>{}, std::optional<double>{3000}}) {
+        INFO(c.what << ", " << model << (budget ? " within $3,000" : ""));
+        auto req = request(model, "", budget);
+        req.filter = c.f;
+        auto r = rules::recommend(req, data());
+        CHECK_FALSE(r.candidates.empty());
+        for (const auto& cand : r.candidates) CHECK(c.f.admits(*cand.gpu));
+        for (const auto& np : r.not_priced) CHECK(c.f.admits(*cat.find(np.id)));
+        for (const auto& d : c.f.describe())
+          CHECK(std::find(r.defaults.begin(), r.defaults.end(), d) != r.defaults.end());
+      }
+  // What each filter means, on catalog records.
+  rules::CandidateFilter cuda;
+  cuda.cuda_only = true;
+  CHECK(cuda.admits(*cat.find("rtx-4090")));
+  CHECK_FALSE(cuda.admits(*cat.find("mi300x")));
+  CHECK_FALSE(cuda.admits(*cat.find("gaudi3")));
+  rules::CandidateFilter fresh;
+  fresh.new_only = true;
+  CHECK(fresh.admits(*cat.find("rtx-5090")));
+  CHECK_FALSE(fresh.admits(*cat.find("rtx-3090")));  // discontinued
+  rules::CandidateFilter cool;
+  cool.max_power_w = 300;
+  CHECK(cool.admits(*cat.find("l4")));
+  CHECK_FALSE(cool.admits(*cat.find("rtx-4090")));
+  CHECK_FALSE(cool.admits(*cat.find("apple-m3-ultra-96gb")));  // no published power
+}
+
+TEST_CASE("cli: recommend candidate filters, and their errors", "[cli][recommend]") {
+  auto r = test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "--cuda-only", "--gpu",
+                          "rtx-4090,rtx-5090,rtx-3090", "--used", "--format", "json"});
+  CHECK(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    const std::string id = p["gpu_id"];
+    CHECK((id == "rtx-4090" || id == "rtx-5090" || id == "rtx-3090"));
+  }
+  auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"recommend", "--model", "10B"});
+    auto x = test::run_cli(args);
+    CHECK(x.code == 2);
+    return x.err;
+  };
+  CHECK(err({"--gpu", "rtx-4091"}) ==
+        "gpuadvisor: error: --gpu: unknown GPU \"rtx-4091\", did you mean 'rtx-4090'? (see 'gpuadvisor catalog "
+        "list')\n");
+  CHECK(err({"--exclude", "rtx-4090,,h100"}) ==
+        "gpuadvisor: error: --exclude: expected a comma-separated list, got \"rtx-4090,,h100\"\n");
+  CHECK(err({"--vendor", "nvdia"}) ==
+        "gpuadvisor: error: --vendor: expected nvidia, amd, intel or apple, got \"nvdia\", did you mean 'nvidia'?\n");
+  CHECK(err({"--segment", "server"})
+            .rfind("gpuadvisor: error: --segment: expected consumer, workstation, "
+                   "datacenter or edge, got \"server\"",
+                   0) == 0);
+  CHECK(err({"--vendor", "amd", "--cuda-only"}) ==
+        "gpuadvisor: error: the candidate filters leave no GPU in the catalog (vendors: amd (--vendor); CUDA only: "
+        "NVIDIA GPUs (--cuda-only))\n");
+  CHECK(err({"--max-power", "5kg"}) ==
+        "gpuadvisor: error: --max-power: expected a power like 30W, 0.7kW or 700, got \"5kg\"\n");
+  CHECK(err({"--new-only", "--used"}) ==
+        "gpuadvisor: error: --new-only: leaves out the discontinued cards that --used prices; give one or the other\n");
+}

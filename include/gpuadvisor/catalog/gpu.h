@@ -98,6 +98,9 @@ struct Gpu {
   }
   /// Whether the card is no longer made (end_of_life or discontinued): no new price is planned.
   bool out_of_production() const { return status == "end_of_life" || status == "discontinued"; }
+  bool in_production() const { return status == "in_production"; }
+  /// CUDA software runs on it unchanged (NVIDIA); others need ROCm, oneAPI/SynapseAI or Metal ports.
+  bool runs_cuda() const { return vendor == "nvidia"; }
   /// The price to plan with: the used-market price when asked and known; else the street price
   /// unless the card is out of production; else the launch MSRP, only for a card in production.
   std::optional<double> price_usd(bool prefer_used = false) const;

@@ -19,6 +19,23 @@ namespace gpuadvisor::rules {
 enum class Prefer { balanced, cost, speed, efficiency };
 std::string_view name(Prefer p);
 
+/// Which catalog GPUs a ranking considers (--gpu, --exclude, --vendor, --cuda-only, --segment,
+/// --new-only, --max-power); empty lists admit every GPU.
+struct CandidateFilter {
+  std::vector<const catalog::Gpu*> only;     ///< --gpu: only these
+  std::vector<const catalog::Gpu*> exclude;  ///< --exclude: not these
+  std::vector<std::string> vendors;          ///< --vendor: catalog vendor names
+  bool cuda_only = false;                    ///< NVIDIA cards: CUDA software runs unchanged
+  std::vector<std::string> segments;         ///< --segment: consumer, workstation, datacenter, edge
+  bool new_only = false;                     ///< in production: cards sold new today
+  std::optional<double> max_power_w;         ///< per GPU, its rated power (TDP)
+
+  bool admits(const catalog::Gpu& g) const;
+  bool any() const;
+  /// One line each for what is set ("only rtx-4090, rtx-3090 (--gpu)"); empty when nothing is.
+  std::vector<std::string> describe() const;
+};
+
 struct Request {
   estimate::Workload base;
   estimate::WorkloadSet set;
@@ -34,6 +51,7 @@ struct Request {
   std::string today;             ///< YYYY-MM-DD: prices older than 12 months before it are flagged (stale_prices)
   std::optional<Prefer> prefer;  ///< default: efficiency at the edge, balanced with a budget, else speed
   int top = 5;
+  CandidateFilter filter;
 };
 
 struct Candidate {
