@@ -163,6 +163,17 @@ std::string check_layout(const Workload& w) {
   return "";
 }
 
+int inference_tp(const Workload& w) {
+  const int stage = std::max(1, w.gpus / std::max(1, w.pp));
+  Workload probe = w;
+  for (int tp = stage; tp > 1; --tp) {
+    if (stage % tp) continue;
+    probe.tp = tp;
+    if (check_layout(probe).empty()) return tp;
+  }
+  return 1;
+}
+
 namespace {
 
 std::optional<bool> parse_switch(const WorkloadInput& in, const std::string& key, const std::string& text) {
@@ -528,7 +539,15 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   }
   if (!in.tp.empty() || !in.pp.empty() || !in.gpus.empty()) {
     // Inference over several GPUs splits the model by tensor parallelism unless told otherwise.
-    if (!is_training(w.task) && in.tp.empty() && in.pp.empty()) w.tp = w.gpus / w.pp;
+    if (!is_training(w.task) && in.tp.empty() && in.pp.empty()) {
+      w.tp = inference_tp(w);
+      if (w.tp < w.gpus)
+        w.assumptions.push_back(fmt::format(
+            "layout: tensor parallel {} x {} replicas: {} over {} GPUs (set --tp to choose)", w.tp, w.gpus / w.tp,
+            w.model.is_transformer() ? fmt::format("the model's {} attention heads do not split", w.model.heads)
+                                     : std::string("a model without a layer shape does not split"),
+            w.gpus));
+    }
     if (auto msg = check_layout(w); !msg.empty()) bad(in, !in.tp.empty() ? "tp" : !in.pp.empty() ? "pp" : "gpus", msg);
   }
 

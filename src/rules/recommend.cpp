@@ -552,6 +552,7 @@ Recommendation recommend(const Request& req, const Data& data) {
       probe.gpus = n;
       probe.precision = p;
       probe.tp = !estimate::is_training(probe.task) && !req.set.tp && !req.set.pp ? n : req.base.tp;
+      // Inference plans split the model over all n GPUs (replicas would not speed up a sequence).
       if (!estimate::check_layout(probe).empty() && !estimate::is_training(probe.task)) continue;
       evaluate_candidate(out.candidates.emplace_back(), search, gpu, n, p, inst, false);
     }
@@ -848,26 +849,14 @@ std::vector<FitRow> fit_models(const catalog::Gpu& gpu, int gpus, const catalog:
       estimate::WorkloadSet set;
       std::string layout;
       // Inference splits the model over the GPUs by tensor parallelism; where the heads do not
-      // divide (12 heads over 8 GPUs, a CNN), the widest split that does, with the rest as replicas.
-      // The workload is made once with tp 1 (a layout that always holds), then widened by the
-      // same check make_workload applies (estimate::check_layout).
-      const bool split = p.task == Task::inference && gpus > 1;
-      if (split) in.tp = "1";
+      // divide (12 heads over 8 GPUs, a CNN), the widest split that does, with the rest as replicas
+      // (estimate::inference_tp, as make_workload plans it).
       try {
         w = estimate::make_workload(in, models, &set);
       } catch (const Error&) {
         continue;  // a plan the model cannot take at all (its kind, its precision)
       }
-      if (split) {
-        int tp = gpus;
-        for (; tp > 1; tp /= 2) {
-          if (gpus % tp) continue;
-          w.tp = tp;
-          if (estimate::check_layout(w).empty()) break;
-        }
-        w.tp = std::max(tp, 1);
-        if (w.tp < gpus) layout = fmt::format("tp {} x {} replicas", w.tp, gpus / w.tp);
-      }
+      if (p.task == Task::inference && w.tp < gpus) layout = fmt::format("tp {} x {} replicas", w.tp, gpus / w.tp);
       w = estimate::plan_layout(std::move(w), set, gpu, eff, headroom);
       auto f = estimate::fit(w, gpu, eff, headroom);
       rows.push_back({&m, p.label, f.fits, f.max_seq_len, f.max_batch, f.max_seq_capped, layout});

@@ -122,6 +122,12 @@ void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu&
 /// Returns an error message or "".
 std::string check_layout(const Workload& w);
 
+/// Inference over w.gpus GPUs (w.pp stages) when --tp is not given: the widest tensor-parallel
+/// degree that divides the GPUs of a stage and passes check_layout (the model's heads), at least 1;
+/// the other GPUs hold replicas. 12 heads over 8 GPUs: tp 4 x 2 replicas; a CNN: tp 1.
+/// make_workload, fit and recommend all take the layout from here.
+int inference_tp(const Workload& w);
+
 util::Json to_json(const Workload& w);
 /// The same members written to a sink (util/json_sink.h): to_json(w) is write() into a JsonTree.
 void write(util::JsonSink& o, const Workload& w);
