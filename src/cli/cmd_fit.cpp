@@ -111,10 +111,11 @@ void run_fit(Context& ctx, const FitFlags& o) {
       if (r.max_seq_len && r.max_seq_capped) notes.push_back("max");
       if (!r.layout.empty()) notes.push_back(r.layout.substr(0, r.layout.find(" x ")));
       const std::string note = notes.empty() ? "" : " (" + util::join(notes, ", ") + ")";
-      if (!r.fits)
-        row.push_back("no" + note);
-      else if (r.max_seq_len)
+      // The longest context that fits, also when it is short of the default one (as `memory` says).
+      if (r.max_seq_len)
         row.push_back(util::format_number(static_cast<double>(*r.max_seq_len)) + note);
+      else if (!r.fits)
+        row.push_back("no" + note);
       else if (r.max_batch)
         row.push_back(fmt::format("batch {}{}", util::format_number(static_cast<double>(*r.max_batch)), note));
       else

@@ -445,3 +445,29 @@ TEST_CASE("estimate::memory: recipe and training flags", "[memory][recipe]") {
     CHECK_THROWS_WITH(make(in), "--chunked-loss: applies to training (--task train, lora or qlora)");
   }
 }
+
+TEST_CASE("inference over N GPUs without --tp: the widest split the heads allow, the rest replicas", "[workload]") {
+  auto layout = [](const std::string& model, const std::string& gpus) {
+    estimate::WorkloadInput in;
+    in.model = model;
+    in.gpus = gpus;
+    auto w = estimate::make_workload(in, test::models());
+    return std::pair{w.tp, w.dp()};
+  };
+  CHECK(layout("gpt2", "8") == std::pair{4, 2});          // 12 heads
+  CHECK(layout("llama-3.1-8b", "8") == std::pair{8, 1});  // 32 heads
+  CHECK(layout("llama-3.1-8b", "6") == std::pair{2, 3});
+  CHECK(layout("yolov8s", "2") == std::pair{1, 2});  // no layer shape to split
+  // memory plans what fit plans, instead of refusing the GPU count.
+  auto r = test::run_cli({"memory", "--model", "gpt2", "--gpus", "8"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("layout: tensor parallel 4 x 2 replicas: the model's 12 attention heads do not split over 8 "
+                   "GPUs") != std::string::npos);
+  // fit shows the longest context that fits, as memory does, not a bare "no".
+  auto f = test::run_cli({"fit", "--gpu", "rtx-3060-12gb"});
+  auto at = f.out.find("Model llama-2-13b");
+  REQUIRE(at != std::string::npos);
+  CHECK(f.out.substr(at, 400).find("inference int4  3,456\n") != std::string::npos);
+  auto m = test::run_cli({"memory", "--model", "llama-2-13b", "--precision", "int4", "--gpu", "rtx-3060-12gb"});
+  CHECK(m.out.find("Longest context at batch 1: 3,456 tokens.") != std::string::npos);
+}
