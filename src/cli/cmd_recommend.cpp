@@ -18,6 +18,7 @@ struct RecommendFlags {
   estimate::WorkloadInput in;
   std::string budget, power_limit, scenario, max_gpus, prefer, top = "5", provider;
   std::string only_gpus, exclude_gpus, vendor, segment, max_power;  // candidate filters
+  std::string deadline;
   bool used = false, explain = false, pareto = false, cloud = false, cuda_only = false, new_only = false;
   std::string batch_file;
 };
@@ -166,10 +167,29 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     throw Error(fmt::format("--scenario: expected one of personal, workstation, datacenter, edge, cloud, got {}{}",
                             util::quote(o.scenario), util::did_you_mean(o.scenario, scenarios)));
   r.scenario = r.cloud ? "cloud" : o.scenario;
-  int def = o.scenario == "edge" ? 1 : o.scenario == "personal" ? 2 : o.scenario == "workstation" ? 4 : 8;
+  if (!o.deadline.empty()) {
+    auto d = util::parse_duration(o.deadline);
+    if (!d) throw Error("--deadline: " + d.error());
+    if (*d <= 0) throw Error(fmt::format("--deadline: must be positive, got {}", util::quote(o.deadline)));
+    if (!estimate::is_training(r.base.task))
+      throw Error("--deadline: plans training by a date; add --task train, lora or qlora (and --tokens)");
+    if (r.base.tokens <= 0)
+      throw Error(
+          fmt::format("--deadline: needs the job's length: add --tokens (tokens to train on, like 1T) to "
+                      "finish in {}",
+                      util::quote(o.deadline)));
+    r.deadline_s = *d;
+  }
+  // A deadline may take a cluster: up to 2,048 GPUs unless the scenario or --max-gpus says less.
+  const bool cluster = r.deadline_s && !r.cloud && (o.scenario.empty() || o.scenario == "datacenter");
+  int def = o.scenario == "edge"          ? 1
+            : o.scenario == "personal"    ? 2
+            : o.scenario == "workstation" ? 4
+            : cluster                     ? 2048
+                                          : 8;
   r.max_gpus = def;
   if (!o.max_gpus.empty()) {
-    auto n = util::parse_int(o.max_gpus, 1, 4096);
+    auto n = util::parse_int(o.max_gpus, 1, rules::kMaxPlanGpus);
     if (!n) throw Error("--max-gpus: " + n.error());
     r.max_gpus = static_cast<int>(*n);
     r.max_gpus_set = true;
@@ -239,6 +259,8 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
                          : estimate::is_training(c.w.task) ? "training tokens/s"
                                                            : "decode tokens/s per sequence";
   if (c.perf.time_s) j["time_s"] = c.perf.time_s->typical;
+  if (c.energy_usd) j["energy_usd"] = *c.energy_usd;
+  if (c.job_cost_usd) j["job_cost_usd"] = *c.job_cost_usd;
   j["power_cap_w"] = c.power_cap_w ? util::Json(*c.power_cap_w) : util::Json(nullptr);
   j["score"] = c.score;
   j["accepted"] = c.accepted;
@@ -275,6 +297,7 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   util::Json j;
   j["workload"] = estimate::to_json(req.base);
   j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
+  if (req.deadline_s) j["deadline_s"] = *req.deadline_s;
   if (req.cloud)
     j["budget_per"] = req.budget_usd ? util::Json(req.budget_per_hour ? "hour" : "job") : util::Json(nullptr);
   j["power_limit_w"] = req.power_limit_w ? util::Json(*req.power_limit_w) : util::Json(nullptr);
@@ -314,8 +337,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   rules::Data data{ctx.catalog(), ruleset, ctx.efficiency(), ctx.prices()};
   if (!o.batch_file.empty()) {
     static const std::vector<std::string> own = {
-        "budget",   "power_limit", "scenario", "max_gpus", "used",      "prefer",  "top",      "cloud",
-        "provider", "gpu",         "exclude",  "vendor",   "cuda_only", "segment", "new_only", "max_power"};
+        "budget", "power_limit", "scenario", "max_gpus",  "used",    "prefer",   "top",       "cloud",   "provider",
+        "gpu",    "exclude",     "vendor",   "cuda_only", "segment", "new_only", "max_power", "deadline"};
     run_batch(ctx, o.batch_file, o.in, own,
               [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
                 RecommendFlags flags = o;
@@ -336,6 +359,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                 text("vendor", flags.vendor);
                 text("segment", flags.segment);
                 text("max_power", flags.max_power);
+                text("deadline", flags.deadline);
                 if (line.has("cuda_only")) flags.cuda_only = line.boolean("cuda_only");
                 if (line.has("new_only")) flags.new_only = line.boolean("new_only");
                 if (line.has("used")) flags.used = line.boolean("used");
@@ -396,7 +420,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       std::vector<std::string> row = {
           ranked ? std::to_string(k + 1) : "-",
           c.gpu->id,
-          std::to_string(c.count),
+          util::format_int(c.count),
           layout,
           price,
           fmt::format("{} / {}", util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes)),
@@ -436,7 +460,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       const auto& c = rec.candidates[rec.plans[k]];
       std::vector<std::string> row = {std::to_string(k + 1),
                                       c.gpu->id,
-                                      std::to_string(c.count),
+                                      util::format_int(c.count),
                                       c.w.precision,
                                       std::string(estimate::name(c.w.task)),
                                       num(c.instance ? c.rent_usd : c.price_usd),
@@ -487,7 +511,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
           rec.score_unit);
     else
       out << fmt::format(
-          "\nBest: {} x {} in {}, {}{}. Score: {}.\n", best.count, best.gpu->name, best.w.precision,
+          "\nBest: {} x {} in {}, {}{}. Score: {}.\n", util::format_int(best.count), best.gpu->name, best.w.precision,
           best.price_usd ? util::format_money(*best.price_usd) : "price unknown",
           best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
           rec.score_unit);
@@ -585,9 +609,15 @@ void setup_recommend(CLI::App& app, Context& ctx) {
   cmd->add_option("--provider", o->provider,
                   "With --cloud: only these providers, comma-separated (aws, gcp, azure, lambda, runpod, ...)")
       ->group(c);
-  cmd->add_option("--max-gpus", o->max_gpus, "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, else 8)")
+  cmd->add_option("--max-gpus", o->max_gpus,
+                  "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, 2,048 with --deadline, else 8)")
       ->group(c);
   cmd->add_flag("--used", o->used, "Include used-market prices where known")->group(c);
+  cmd->add_option("--deadline", o->deadline,
+                  "Train by then (30d, 36h, 2w; needs --tokens): per GPU type the fewest GPUs that finish in time, "
+                  "ranked by the job's cost with energy")
+      ->type_name("DURATION")
+      ->group(c);
   auto* k = "Candidates";
   cmd->add_option("--gpu", o->only_gpus, "Only these GPUs: ids, aliases or loose names, comma-separated")
       ->type_name("LIST")
@@ -621,6 +651,7 @@ void setup_recommend(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  gpuadvisor recommend --model 10B --budget 3000\n"
       "  gpuadvisor recommend --model 10B --budget 3000 --cuda-only --gpu rtx-4090,rtx-5090,rtx-3090\n"
+      "  gpuadvisor recommend --model 7B --task train --tokens 1T --deadline 30d\n"
       "  gpuadvisor recommend --model llama-3.1-70b --task qlora --budget 50000 --explain\n"
       "  gpuadvisor recommend --model yolov8s --scenario edge --power-limit 30W\n"
       "  gpuadvisor recommend --model llama-3.1-8b --task lora --budget 10k --used --prefer cost --format json\n"

@@ -91,6 +91,7 @@ Metrics options_of(const Request& req) {
         "budget", *req.budget_usd,
         req.cloud && req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
   if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
+  if (req.deadline_s) options.set("deadline", *req.deadline_s, util::format_duration(*req.deadline_s));
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
   return options;
 }
@@ -180,6 +181,14 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     } else {
       unit.reset();  // the GPUs or their host have no price: the plan cannot be priced
     }
+  }
+
+  // Energy for a job of known length, on a purchase: the GPUs and the host at their rated power.
+  if (!inst && c.perf.time_s && gpu.tdp_w && data.prices.kwh_usd.value > 0) {
+    const double watts = *gpu.tdp_w * count + (c.host.fits() ? c.host.power_w.value_or(0) : 0);
+    const double pue = data.prices.pue.value > 0 ? data.prices.pue.value : 1;
+    c.energy_usd = watts / 1000 * pue * c.perf.time_s->typical / 3600 * data.prices.kwh_usd.value;
+    if (c.price_usd) c.job_cost_usd = *c.price_usd + *c.energy_usd;
   }
 
   // Power: a configurable range lets the plan run capped at the limit.
@@ -384,6 +393,24 @@ double score_of(const Candidate& c, Prefer p) {
   return s;
 }
 
+// With a deadline, plans are ranked by what the whole job costs: tokens trained per dollar of
+// purchase and energy (the job is fixed, so more per dollar is cheaper), less the advice penalties.
+double job_cost_score(const Candidate& c) {
+  if (!c.job_cost_usd || *c.job_cost_usd <= 0) return 0;
+  double s = c.w.tokens / *c.job_cost_usd;
+  for (const auto& o : c.outcomes)
+    if (o.applicable && !o.passed && o.rule->kind == Kind::advice) s *= 1 - o.rule->weight;
+  return s;
+}
+
+// GPUs to try beyond 8 for a deadline: training throughput per GPU holds beyond 8 GPUs
+// (docs/calibration.md, scaling), so the count scales with time / deadline, in whole 8-GPU servers.
+long long count_for_deadline(int count, double time_s, double deadline_s) {
+  const double need = std::min(count * time_s / deadline_s, 1e12);
+  if (need <= 8) return 8;
+  return static_cast<long long>(std::ceil(need / 8 - 1e-9)) * 8;
+}
+
 std::string score_unit(Prefer p, const std::string& tu, bool cloud) {
   if (cloud) {
     // "tokens/s per sequence" -> "tokens per $" for the cost ranking.
@@ -513,7 +540,9 @@ Recommendation recommend(const Request& req, const Data& data) {
                : req.budget_usd || req.cloud ? Prefer::balanced
                                              : Prefer::speed;
   const std::string tu = throughput_unit(req.base);
-  out.score_unit = score_unit(out.prefer, tu, req.cloud);
+  const bool by_job_cost = req.deadline_s && !req.prefer && !req.cloud;
+  out.score_unit =
+      by_job_cost ? "training tokens per $ of purchase and energy for the job" : score_unit(out.prefer, tu, req.cloud);
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
   if (!req.set.precision)
     out.defaults.push_back(
@@ -532,8 +561,9 @@ Recommendation recommend(const Request& req, const Data& data) {
     if (req.base.tokens <= 0) out.defaults.push_back("job length: unknown (--tokens N prices the whole job)");
   } else {
     out.defaults.push_back(fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
-    out.defaults.push_back(
-        fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    if (!by_job_cost)
+      out.defaults.push_back(
+          fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
     if (req.scenario.empty())
       out.defaults.push_back("scenario: any (--scenario personal|workstation|datacenter|edge|cloud)");
     out.defaults.push_back(req.used ? "prices: used-market where known, else street, else launch MSRP"
@@ -541,12 +571,24 @@ Recommendation recommend(const Request& req, const Data& data) {
   }
 
   for (auto& d : req.filter.describe()) out.defaults.push_back(std::move(d));
+  if (req.deadline_s) {
+    out.defaults.push_back(fmt::format(
+        "deadline: {} for {} tokens; {}", util::format_duration(*req.deadline_s), util::format_count(req.base.tokens),
+        req.cloud ? "one instance per plan must finish in time"
+                  : "per GPU type the fewest GPUs that finish in time (whole 8-GPU servers above 8)"));
+    if (by_job_cost)
+      out.defaults.push_back(fmt::format(
+          "ranking: the job's total cost, purchase and energy (GPUs and host at rated power, PUE {}, ${}/kWh, "
+          "{}); --prefer speed|cost|efficiency|balanced to rank otherwise",
+          util::format_number(data.prices.pue.value), util::format_number(data.prices.kwh_usd.value),
+          data.prices.kwh_usd.as_of.empty() ? "data/cloud.json" : "data/cloud.json, " + data.prices.kwh_usd.as_of));
+  }
 
   const Search search(req, data);
   // The layout check of each (count, precision) runs on one copy of the base workload, not one each.
   estimate::Workload probe = search.base;
   // Room for every candidate (up to 4 counts x 4 precisions a GPU), so that none is moved.
-  out.candidates.reserve((req.cloud ? data.prices.instances.size() : 4 * data.catalog.gpus().size()) * 4);
+  out.candidates.reserve((req.cloud ? data.prices.instances.size() : 8 * data.catalog.gpus().size()) * 4);
   auto add_candidates = [&](const catalog::Gpu& gpu, int n, const catalog::CloudInstance* inst) {
     for (const auto& p : precisions_for(req.base, req.set, gpu)) {
       probe.gpus = n;
@@ -572,15 +614,36 @@ Recommendation recommend(const Request& req, const Data& data) {
     }
   } else {
     std::vector<int> counts;
+    const bool to_deadline = req.deadline_s && estimate::is_training(req.base.task) && !req.set.gpus;
     if (req.set.gpus)
       counts = {req.base.gpus};
     else
-      for (int n = 1; n <= req.max_gpus; n *= 2) counts.push_back(n);
-    for (const auto& gpu : data.catalog.gpus())
-      if (req.filter.admits(gpu))
-        for (int n : counts) add_candidates(gpu, n, nullptr);
+      for (int n = 1; n <= (to_deadline ? std::min(8, req.max_gpus) : req.max_gpus); n *= 2) counts.push_back(n);
+    for (const auto& gpu : data.catalog.gpus()) {
+      if (!req.filter.admits(gpu)) continue;
+      const std::size_t first = out.candidates.size();
+      for (int n : counts) add_candidates(gpu, n, nullptr);
+      if (!to_deadline) continue;
+      // Beyond 8: the count the time at the most GPUs tried so far asks for, until one finishes in
+      // time or --max-gpus is reached (a few rounds: the estimate is nearly linear in the count).
+      for (int round = 0; round < 4; ++round) {
+        const Candidate* last = nullptr;  // the fastest that holds the job, at the most GPUs tried
+        for (std::size_t i = first; i < out.candidates.size(); ++i) {
+          const auto& c = out.candidates[i];
+          if (!c.fit.fits || !c.perf.time_s) continue;
+          if (!last || c.count > last->count ||
+              (c.count == last->count && c.perf.time_s->typical < last->perf.time_s->typical))
+            last = &c;
+        }
+        if (!last || last->perf.time_s->typical <= *req.deadline_s) break;
+        const long long n = std::max(count_for_deadline(last->count, last->perf.time_s->typical, *req.deadline_s),
+                                     static_cast<long long>(last->count / 8 + 1) * 8);
+        if (n > req.max_gpus) break;
+        add_candidates(gpu, static_cast<int>(n), nullptr);
+      }
+    }
   }
-  for (auto& c : out.candidates) c.score = c.accepted ? score_of(c, out.prefer) : 0;
+  for (auto& c : out.candidates) c.score = !c.accepted ? 0 : by_job_cost ? job_cost_score(c) : score_of(c, out.prefer);
 
   // Plans: per GPU model and count the first accepted precision (best quality); then one plan per
   // GPU model, best score first.
@@ -639,6 +702,12 @@ Recommendation recommend(const Request& req, const Data& data) {
         fmt::format("{} in {} with {:.0f}% memory to spare", util::format_bytes(c.memory_need_bytes),
                     util::format_bytes(c.gpu->memory_bytes), 100 * c.fit.headroom_bytes / c.gpu->memory_bytes);
     if (c.power_cap_w) why += fmt::format(", power-capped to {} W", util::format_number(*c.power_cap_w));
+    if (req.deadline_s && c.perf.time_s)
+      why += fmt::format("; done in {}, {} before the deadline", util::format_duration(c.perf.time_s->typical),
+                         util::format_duration(*req.deadline_s - c.perf.time_s->typical));
+    if (req.deadline_s && c.energy_usd)
+      why += fmt::format("; energy {}{}", util::format_money(*c.energy_usd),
+                         c.job_cost_usd ? fmt::format(", {} in all", util::format_money(*c.job_cost_usd)) : "");
     c.reason = why;
   }
   for (auto& c : out.candidates) {
@@ -761,6 +830,31 @@ Recommendation recommend(const Request& req, const Data& data) {
       out.way_out.push_back(
           fmt::format("raise the budget to {}: {}",
                       req.cloud && req.budget_per_hour ? util::format_rate(need) : util::format_money(need), what));
+    }
+    // 1b. A deadline no plan meets: the fastest plan, and the count it would take.
+    if (req.deadline_s) {
+      const Candidate* fastest = nullptr;
+      for (const auto& c : out.candidates) {
+        if (!c.fit.fits || !c.perf.time_s) continue;
+        // Only plans that the deadline (or the budget) alone rejects.
+        if (std::any_of(c.outcomes.begin(), c.outcomes.end(), [](const Outcome& o) {
+              return o.applicable && !o.passed && o.rule->kind == Kind::constraint && o.rule->id != "deadline" &&
+                     o.rule->id != "budget" && o.rule->id != "price-known";
+            }))
+          continue;
+        if (!fastest || c.perf.time_s->typical < fastest->perf.time_s->typical) fastest = &c;
+      }
+      if (fastest && fastest->perf.time_s->typical > *req.deadline_s) {
+        const long long need = count_for_deadline(fastest->count, fastest->perf.time_s->typical, *req.deadline_s);
+        out.way_out.push_back(fmt::format(
+            "no plan of at most {} GPUs finishes in {}: the fastest, {} x {} ({}), takes {}; about {} of them would "
+            "({}), or a later --deadline, or fewer --tokens",
+            util::format_int(req.max_gpus), util::format_duration(*req.deadline_s), fastest->count, fastest->gpu->name,
+            fastest->w.precision, util::format_duration(fastest->perf.time_s->typical), util::format_int(need),
+            need <= kMaxPlanGpus
+                ? fmt::format("--max-gpus {}", need)
+                : fmt::format("more than the {} GPUs --max-gpus plans", util::format_int(kMaxPlanGpus))));
+      }
     }
     // 2. A lighter plan: QLoRA for training, 4-bit for inference at a fixed precision.
     auto try_alt = [&](Request alt, const std::string& what) {

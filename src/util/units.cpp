@@ -289,4 +289,9 @@ std::string format_number(double v) {
   return fmt::format("{:.3g}", v);
 }
 
+std::string format_int(long long n) {
+  const std::string digits = group_thousands(std::to_string(n < 0 ? -n : n));
+  return n < 0 ? "-" + digits : digits;
+}
+
 }  // namespace gpuadvisor::util

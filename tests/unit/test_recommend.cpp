@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <fstream>
 #include <list>
 
@@ -198,6 +199,18 @@ TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
     };
     note(run("10B", "", 3000));
     note(run("llama-3.1-8b", "train", 100000));
+    {
+      // A deadline some plans meet and others miss.
+      auto d = request("7B", "train", std::nullopt);
+      estimate::WorkloadInput din;
+      din.model = "7B";
+      din.task = "train";
+      din.tokens = "1T";
+      d.base = estimate::make_workload(din, models(), &d.set);
+      d.deadline_s = 30 * 86400.0;
+      d.max_gpus = 64;
+      note(rules::recommend(d, data()));
+    }
     auto edge = test::run_cli({"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"});
     CHECK(edge.code == 0);
     const auto& cat = test::gpus();
@@ -533,4 +546,80 @@ TEST_CASE("cli: recommend candidate filters, and their errors", "[cli][recommend
         "gpuadvisor: error: --max-power: expected a power like 30W, 0.7kW or 700, got \"5kg\"\n");
   CHECK(err({"--new-only", "--used"}) ==
         "gpuadvisor: error: --new-only: leaves out the discontinued cards that --used prices; give one or the other\n");
+}
+
+TEST_CASE("recommend --deadline: per GPU type the fewest GPUs that train in time, cheapest job first",
+          "[recommend][deadline]") {
+  auto req = request("7B", "train", std::nullopt);
+  estimate::WorkloadInput in;
+  in.model = "7B";
+  in.task = "train";
+  in.tokens = "1T";
+  req.base = estimate::make_workload(in, models(), &req.set);
+  req.deadline_s = 30 * 86400.0;
+  req.max_gpus = 2048;
+  auto r = rules::recommend(req, data());
+  REQUIRE(r.plans.size() >= 3);
+  double prev_cost = 0;
+  for (auto i : r.plans) {
+    const auto& c = r.candidates[i];
+    INFO(c.label());
+    REQUIRE(c.perf.time_s);
+    CHECK(c.perf.time_s->typical <= *req.deadline_s);
+    if (c.count > 8) CHECK(c.count % 8 == 0);
+    // The fewest: the same GPU with one server fewer is late (or does not hold the job).
+    for (const auto& d : r.candidates)
+      if (d.gpu == c.gpu && d.count < c.count && d.accepted) CHECK(d.w.precision != c.w.precision);
+    // Cheapest job first, among the priced plans.
+    if (c.job_cost_usd) {
+      CHECK(*c.job_cost_usd >= prev_cost);
+      prev_cost = *c.job_cost_usd;
+      CHECK(*c.energy_usd > 0);
+      CHECK(*c.job_cost_usd == Approx(*c.price_usd + *c.energy_usd));
+    }
+  }
+  CHECK(r.candidates[r.plans.front()].gpu->id == "h100-sxm");
+  CHECK(std::find(r.defaults.begin(), r.defaults.end(),
+                  "deadline: 30.0 days for 1T tokens; per GPU type the fewest GPUs that finish in time (whole "
+                  "8-GPU servers above 8)") != r.defaults.end());
+}
+
+TEST_CASE("recommend --deadline against a published run: Llama 2 7B's A100 hours", "[recommend][deadline]") {
+  // Touvron et al. 2023 (Llama 2), Table 2: 7B pre-trained on 2T tokens in 184,320 A100-80GB GPU-hours.
+  // 1T tokens in 30 days is 184,320 / 2 / 720 = 128 GPUs.
+  auto r = test::run_cli({"recommend", "--model", "llama-2-7b", "--task", "train", "--tokens", "1T", "--seq-len",
+                          "4096", "--deadline", "30d", "--gpu", "a100-80gb-sxm", "--format", "json"});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["plans"].size() == 1);
+  const int count = j["plans"][0]["count"];
+  CHECK(count >= 96);
+  CHECK(count <= 160);
+  CHECK(j["deadline_s"] == 30 * 86400.0);
+}
+
+TEST_CASE("cli: recommend --deadline ways out and errors", "[cli][recommend][deadline]") {
+  auto late = test::run_cli({"recommend", "--model", "70B", "--task", "train", "--tokens", "15T", "--deadline", "1d"});
+  CHECK(late.code == 1);
+  // The lines as words, whatever the terminal width wraps them to.
+  std::string flat;
+  for (char ch : late.out)
+    if (!(std::isspace(static_cast<unsigned char>(ch)) && !flat.empty() && flat.back() == ' '))
+      flat += std::isspace(static_cast<unsigned char>(ch)) ? ' ' : ch;
+  CHECK(flat.find("- no plan of at most 2,048 GPUs finishes in 24.0 h: the fastest, 8 x NVIDIA B200 (bf16), takes "
+                  "24.7 years; about 72,176 of them would (more than the 4,096 GPUs --max-gpus plans), or a later "
+                  "--deadline, or fewer --tokens") != std::string::npos);
+  auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"recommend", "--model", "7B"});
+    auto x = test::run_cli(args);
+    CHECK(x.code == 2);
+    return x.err;
+  };
+  CHECK(err({"--deadline", "30d"}) ==
+        "gpuadvisor: error: --deadline: plans training by a date; add --task train, lora or qlora (and --tokens)\n");
+  CHECK(err({"--task", "train", "--deadline", "30d"}) ==
+        "gpuadvisor: error: --deadline: needs the job's length: add --tokens (tokens to train on, like 1T) to finish "
+        "in \"30d\"\n");
+  CHECK(err({"--task", "train", "--tokens", "1T", "--deadline", "soon"}) ==
+        "gpuadvisor: error: --deadline: expected a duration like 3600s, 90min, 24h, 30d, 2w or 1.5y, got \"soon\"\n");
 }

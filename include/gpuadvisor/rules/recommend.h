@@ -17,6 +17,9 @@
 namespace gpuadvisor::rules {
 
 enum class Prefer { balanced, cost, speed, efficiency };
+
+/// The most GPUs one plan may have (--max-gpus).
+inline constexpr int kMaxPlanGpus = 4096;
 std::string_view name(Prefer p);
 
 /// Which catalog GPUs a ranking considers (--gpu, --exclude, --vendor, --cuda-only, --segment,
@@ -52,6 +55,9 @@ struct Request {
   std::optional<Prefer> prefer;  ///< default: efficiency at the edge, balanced with a budget, else speed
   int top = 5;
   CandidateFilter filter;
+  /// Training by a deadline (--deadline, with --tokens): per GPU type the fewest GPUs that finish
+  /// in time; plans ranked by the job's total cost (purchase and energy).
+  std::optional<double> deadline_s;
 };
 
 struct Candidate {
@@ -67,9 +73,11 @@ struct Candidate {
   std::optional<double> rent_hours;                  ///< cloud: hours the job takes (training or generating --tokens)
   std::optional<double> rent_usd;                    ///< cloud: usd_per_hour x rent_hours
   std::string price_kind;
-  std::optional<double> power_cap_w;  ///< per GPU, when the plan runs power-capped
-  estimate::Host host;                ///< the host the GPUs go into, priced into price_usd
-  double throughput = 0;              ///< typical, after any power cap
+  std::optional<double> power_cap_w;   ///< per GPU, when the plan runs power-capped
+  estimate::Host host;                 ///< the host the GPUs go into, priced into price_usd
+  double throughput = 0;               ///< typical, after any power cap
+  std::optional<double> energy_usd;    ///< purchases with --tokens: electricity for the job (GPUs and host at TDP, PUE)
+  std::optional<double> job_cost_usd;  ///< purchase price + energy_usd
   /// One per recommend rule, with the value of its metric. The failed ones carry their message in
   /// the plans and the nearest rejected (what is shown); explain() makes them for the others.
   std::vector<Outcome> outcomes;

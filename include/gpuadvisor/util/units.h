@@ -40,5 +40,7 @@ std::string format_rate(double usd_per_hour);
 std::string format_duration(double seconds);
 /// Three significant digits with thousands grouping where large: "1,008", "82.6", "0.125".
 std::string format_number(double v);
+/// A whole number with thousands grouping: "8", "1,144".
+std::string format_int(long long n);
 
 }  // namespace gpuadvisor::util
