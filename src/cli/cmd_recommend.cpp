@@ -19,6 +19,8 @@ struct RecommendFlags {
   std::string budget, power_limit, scenario, max_gpus, prefer, top = "5", provider;
   std::string only_gpus, exclude_gpus, vendor, segment, max_power;  // candidate filters
   std::string deadline;
+  bool serve = false;
+  std::string users, rps, prompt_tokens, output_tokens, ttft, tpot, tokens_per_user_s;  // --serve
   bool used = false, explain = false, pareto = false, cloud = false, cuda_only = false, new_only = false;
   std::string batch_file;
 };
@@ -180,12 +182,61 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
                       util::quote(o.deadline)));
     r.deadline_s = *d;
   }
+  const bool any_serve_flag = !o.users.empty() || !o.rps.empty() || !o.prompt_tokens.empty() ||
+                              !o.output_tokens.empty() || !o.ttft.empty() || !o.tpot.empty() ||
+                              !o.tokens_per_user_s.empty();
+  if (any_serve_flag && !o.serve)
+    throw Error(
+        "--users, --rps, --prompt-tokens, --output-tokens, --ttft, --tpot and --tokens-per-user-s size a service: "
+        "add --serve");
+  if (o.serve) {
+    if (r.base.task != estimate::Task::inference)
+      throw Error(fmt::format("--serve: plans inference; --task {} trains", estimate::name(r.base.task)));
+    if (!r.base.model.is_transformer())
+      throw Error(
+          fmt::format("--serve: plans serving a language model; {} has no layer shape to batch", r.base.model.id));
+    if (r.cloud) throw Error("--serve: plans GPUs to buy; price renting the plan it finds with 'gpuadvisor cost'");
+    if (!o.deadline.empty()) throw Error("--serve: plans inference; --deadline plans training");
+    if (o.users.empty() == o.rps.empty())
+      throw Error("--serve: give the load as --users N (concurrent streams) or --rps R (requests per second), one");
+    estimate::ServeTarget t;
+    auto positive = [](const std::string& flag, const std::string& v, Result<double> x) {
+      if (!x) throw Error(flag + ": " + x.error());
+      if (!(*x > 0)) throw Error(fmt::format("{}: must be positive, got {}", flag, util::quote(v)));
+      return *x;
+    };
+    if (!o.users.empty()) {
+      auto n = util::parse_int(o.users, 1, 1'000'000);
+      if (!n) throw Error("--users: " + n.error());
+      t.users = static_cast<double>(*n);
+    }
+    if (!o.rps.empty()) t.rps = positive("--rps", o.rps, util::parse_number(o.rps));
+    auto tokens = [](const std::string& flag, const std::string& v) {
+      auto n = util::parse_int(v, 1, 10'000'000);
+      if (!n) throw Error(flag + ": " + n.error());
+      return static_cast<long long>(*n);
+    };
+    if (!o.prompt_tokens.empty()) t.prompt_tokens = tokens("--prompt-tokens", o.prompt_tokens);
+    if (!o.output_tokens.empty()) t.output_tokens = tokens("--output-tokens", o.output_tokens);
+    if (r.base.model.max_context > 0 && t.prompt_tokens + t.output_tokens > r.base.model.max_context)
+      throw Error(fmt::format("--prompt-tokens {} + --output-tokens {} exceed the model's context of {} tokens",
+                              t.prompt_tokens, t.output_tokens, r.base.model.max_context));
+    if (!o.ttft.empty()) t.ttft_s = positive("--ttft", o.ttft, util::parse_duration(o.ttft));
+    if (!o.tpot.empty() && !o.tokens_per_user_s.empty())
+      throw Error("--tpot and --tokens-per-user-s say the same (one is 1 / the other): give one");
+    if (!o.tpot.empty()) t.tokens_per_user_s = 1 / positive("--tpot", o.tpot, util::parse_duration(o.tpot));
+    if (!o.tokens_per_user_s.empty())
+      t.tokens_per_user_s =
+          positive("--tokens-per-user-s", o.tokens_per_user_s, util::parse_number(o.tokens_per_user_s));
+    r.serve = t;
+  }
   // A deadline may take a cluster: up to 2,048 GPUs unless the scenario or --max-gpus says less.
   const bool cluster = r.deadline_s && !r.cloud && (o.scenario.empty() || o.scenario == "datacenter");
   int def = o.scenario == "edge"          ? 1
             : o.scenario == "personal"    ? 2
             : o.scenario == "workstation" ? 4
             : cluster                     ? 2048
+            : o.serve                     ? 64
                                           : 8;
   r.max_gpus = def;
   if (!o.max_gpus.empty()) {
@@ -214,6 +265,7 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
 std::string speed_cell(const rules::Candidate& c) {
   const auto& p = c.perf;
   if (!p.available) return "n/a";
+  if (c.serve) return util::format_number(c.throughput) + " tok/s per user";
   if (p.images_per_s) return util::format_number(c.throughput) + " img/s";
   if (estimate::is_training(c.w.task)) {
     std::string s = util::format_number(c.throughput) + " tok/s";
@@ -260,6 +312,17 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
                                                            : "decode tokens/s per sequence";
   if (c.perf.time_s) j["time_s"] = c.perf.time_s->typical;
   if (c.energy_usd) j["energy_usd"] = *c.energy_usd;
+  if (c.serve) {
+    const auto& sv = *c.serve;
+    j["serve"] = {{"tp", sv.tp},
+                  {"replicas", sv.replicas},
+                  {"users_per_replica", sv.streams_per_replica},
+                  {"tokens_per_user_s", sv.tokens_per_user_s},
+                  {"ttft_s", sv.ttft_s},
+                  {"prefill_load", sv.prefill_load},
+                  {"kv_users_per_replica", sv.kv_streams},
+                  {"requests_per_s", sv.requests_per_s}};
+  }
   if (c.job_cost_usd) j["job_cost_usd"] = *c.job_cost_usd;
   j["power_cap_w"] = c.power_cap_w ? util::Json(*c.power_cap_w) : util::Json(nullptr);
   j["score"] = c.score;
@@ -337,8 +400,11 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   rules::Data data{ctx.catalog(), ruleset, ctx.efficiency(), ctx.prices()};
   if (!o.batch_file.empty()) {
     static const std::vector<std::string> own = {
-        "budget", "power_limit", "scenario", "max_gpus",  "used",    "prefer",   "top",       "cloud",   "provider",
-        "gpu",    "exclude",     "vendor",   "cuda_only", "segment", "new_only", "max_power", "deadline"};
+        "budget",        "power_limit",   "scenario",  "max_gpus", "used",
+        "prefer",        "top",           "cloud",     "provider", "gpu",
+        "exclude",       "vendor",        "cuda_only", "segment",  "new_only",
+        "max_power",     "deadline",      "serve",     "users",    "rps",
+        "prompt_tokens", "output_tokens", "ttft",      "tpot",     "tokens_per_user_s"};
     run_batch(ctx, o.batch_file, o.in, own,
               [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
                 RecommendFlags flags = o;
@@ -360,6 +426,14 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                 text("segment", flags.segment);
                 text("max_power", flags.max_power);
                 text("deadline", flags.deadline);
+                if (line.has("serve")) flags.serve = line.boolean("serve");
+                text("users", flags.users);
+                text("rps", flags.rps);
+                text("prompt_tokens", flags.prompt_tokens);
+                text("output_tokens", flags.output_tokens);
+                text("ttft", flags.ttft);
+                text("tpot", flags.tpot);
+                text("tokens_per_user_s", flags.tokens_per_user_s);
                 if (line.has("cuda_only")) flags.cuda_only = line.boolean("cuda_only");
                 if (line.has("new_only")) flags.new_only = line.boolean("new_only");
                 if (line.has("used")) flags.used = line.boolean("used");
@@ -488,7 +562,21 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   // The precision is each plan's own unless one was asked for.
   auto head = req.base;
   if (!req.set.precision && head.task == estimate::Task::inference) head.precision = "best precision that fits";
-  out << ctx.style.bold(describe(head));
+  if (req.serve) {
+    // Serving: the load and the targets, not one batch.
+    const auto& t = *req.serve;
+    std::string line = fmt::format("{} ({} params), serving {}, prompts of {} tokens, outputs of {}", head.model.name,
+                                   util::format_count(head.model.params),
+                                   t.users ? fmt::format("{} users", util::format_int(static_cast<long long>(*t.users)))
+                                           : fmt::format("{} requests/s", util::format_number(*t.rps)),
+                                   util::format_int(t.prompt_tokens), util::format_int(t.output_tokens));
+    if (t.tokens_per_user_s)
+      line += fmt::format(", at least {} tok/s per user", util::format_number(*t.tokens_per_user_s));
+    if (t.ttft_s) line += fmt::format(", first token within {}", util::format_duration(*t.ttft_s));
+    out << ctx.style.bold(line);
+  } else {
+    out << ctx.style.bold(describe(head));
+  }
   if (req.budget_usd && req.cloud)
     out << fmt::format(", rent budget {}", req.budget_per_hour ? util::format_rate(*req.budget_usd)
                                                                : util::format_money(*req.budget_usd) + " for the job");
@@ -585,7 +673,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   out << "\nAssumed:\n";
   for (const auto& d : rec.defaults) out << "  - " << d << "\n";
   for (const auto& a : req.base.assumptions)
-    if (a.find("task:") != 0 && a.find("precision:") != 0) out << "  - " << a << "\n";
+    if (a.find("task:") != 0 && a.find("precision:") != 0 &&
+        !(req.serve && (a.find("batch:") == 0 || a.find("context:") == 0)))  // serving sets both per plan
+      out << "  - " << a << "\n";
   if (f == report::Format::markdown) ctx.out << report::markdown_text(md.str());
 }
 
@@ -618,6 +708,27 @@ void setup_recommend(CLI::App& app, Context& ctx) {
                   "ranked by the job's cost with energy")
       ->type_name("DURATION")
       ->group(c);
+  auto* sv = "Serving";
+  cmd->add_flag("--serve", o->serve,
+                "Size a service: the cheapest plans that serve the load (--users or --rps) within the targets")
+      ->group(sv);
+  cmd->add_option("--users", o->users, "Concurrent users (streams), each sending its next request when one ends")
+      ->type_name("N")
+      ->group(sv);
+  cmd->add_option("--rps", o->rps, "Requests per second (Poisson arrivals), instead of --users")
+      ->type_name("R")
+      ->group(sv);
+  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Tokens per prompt (default 1,024)")->type_name("N")->group(sv);
+  cmd->add_option("--output-tokens", o->output_tokens, "Tokens per answer (default 256)")->type_name("N")->group(sv);
+  cmd->add_option("--ttft", o->ttft, "Time to first token, at most (mean, about the median): 2s, 500ms")
+      ->type_name("DURATION")
+      ->group(sv);
+  cmd->add_option("--tokens-per-user-s", o->tokens_per_user_s, "Decode rate each user sees, at least (tokens/s)")
+      ->type_name("X")
+      ->group(sv);
+  cmd->add_option("--tpot", o->tpot, "Time per output token, at most (= 1 / --tokens-per-user-s): 50ms")
+      ->type_name("DURATION")
+      ->group(sv);
   auto* k = "Candidates";
   cmd->add_option("--gpu", o->only_gpus, "Only these GPUs: ids, aliases or loose names, comma-separated")
       ->type_name("LIST")
@@ -652,6 +763,7 @@ void setup_recommend(CLI::App& app, Context& ctx) {
       "  gpuadvisor recommend --model 10B --budget 3000\n"
       "  gpuadvisor recommend --model 10B --budget 3000 --cuda-only --gpu rtx-4090,rtx-5090,rtx-3090\n"
       "  gpuadvisor recommend --model 7B --task train --tokens 1T --deadline 30d\n"
+      "  gpuadvisor recommend --model llama-3.1-70b --serve --users 50 --tokens-per-user-s 20 --ttft 2s\n"
       "  gpuadvisor recommend --model llama-3.1-70b --task qlora --budget 50000 --explain\n"
       "  gpuadvisor recommend --model yolov8s --scenario edge --power-limit 30W\n"
       "  gpuadvisor recommend --model llama-3.1-8b --task lora --budget 10k --used --prefer cost --format json\n"

@@ -26,6 +26,11 @@ bool powers(const catalog::Platform& p, const catalog::Gpu& gpu, int n) {
 }  // namespace
 
 Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices) {
+  return host_for(gpu, count, count, prices);
+}
+
+Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Prices& prices) {
+  group = std::clamp(group, 1, std::max(1, count));
   Host h;
   const std::string_view ff = gpu.form_factor;
   if (ff == "soc" || ff == "module" || ff == "superchip") {
@@ -58,15 +63,20 @@ Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices)
     for (const auto& p : prices.platforms) {
       if (p.form_factor != "pcie" || p.kind == "hgx" || (server_only && p.kind != "server")) continue;
       h.largest_slots = std::max(h.largest_slots, p.gpu_slots);
-      if (p.gpu_slots < count) continue;
-      if (!powers(p, gpu, count)) {
+      if (p.gpu_slots < group) continue;
+      if (!powers(p, gpu, std::min(count, p.gpu_slots / group * group))) {
         if (!nearest) nearest = &p;
         continue;
       }
-      // The cheapest with a known price; when none has one, the smallest.
-      auto better = [](const catalog::Platform& a, const catalog::Platform& b) {
+      // The cheapest with a known price, for as many boxes as the groups need; when none has one,
+      // the smallest.
+      auto boxes = [&](const catalog::Platform& x) {
+        return std::ceil(static_cast<double>(count) / (x.gpu_slots / group * group));
+      };
+      auto better = [&](const catalog::Platform& a, const catalog::Platform& b) {
         if (a.price_usd.has_value() != b.price_usd.has_value()) return a.price_usd.has_value();
-        if (a.price_usd && *a.price_usd != *b.price_usd) return *a.price_usd < *b.price_usd;
+        if (a.price_usd && *a.price_usd * boxes(a) != *b.price_usd * boxes(b))
+          return *a.price_usd * boxes(a) < *b.price_usd * boxes(b);
         return a.gpu_slots < b.gpu_slots;
       };
       if (!h.platform || better(p, *h.platform)) h.platform = &p;
@@ -78,12 +88,14 @@ Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices)
     }
   }
   const auto& p = *h.platform;
-  h.boxes = static_cast<int>(std::ceil(static_cast<double>(count) / p.gpu_slots));
+  // Groups do not straddle boxes: a box holds as many whole groups as its slots take.
+  const int per_box = ff == "sxm" || ff == "oam" ? p.gpu_slots : std::max(1, p.gpu_slots / group * group);
+  h.boxes = static_cast<int>(std::ceil(static_cast<double>(count) / per_box));
   if (!gpu.tdp_w && (p.max_gpu_tdp_w || p.system_max_power_w)) {
     h.problem = HostProblem::unknown_power;
     return h;
   }
-  if (!powers(p, gpu, std::min(count, p.gpu_slots))) {
+  if (!powers(p, gpu, std::min(count, per_box))) {
     h.problem = HostProblem::power;
     return h;
   }

@@ -92,6 +92,10 @@ Metrics options_of(const Request& req) {
         req.cloud && req.budget_per_hour ? util::format_rate(*req.budget_usd) : util::format_money(*req.budget_usd));
   if (req.power_limit_w) options.set("power_limit", *req.power_limit_w, util::format_number(*req.power_limit_w) + " W");
   if (req.deadline_s) options.set("deadline", *req.deadline_s, util::format_duration(*req.deadline_s));
+  if (req.serve && req.serve->tokens_per_user_s)
+    options.set("tokens_per_user_s", *req.serve->tokens_per_user_s, util::format_number(*req.serve->tokens_per_user_s));
+  if (req.serve && req.serve->ttft_s)
+    options.set("ttft", *req.serve->ttft_s, util::format_duration(*req.serve->ttft_s));
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
   return options;
 }
@@ -131,7 +135,8 @@ struct Search {
 // `render`, the outcomes of failed rules get their messages: recommend renders them only for the
 // candidates it shows (render_messages), most of the others fail the budget and are never read.
 void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& gpu, int count,
-                        const std::string& precision, const catalog::CloudInstance* inst, bool render) {
+                        const std::string& precision, const catalog::CloudInstance* inst, bool render,
+                        const estimate::ServeMetrics* serve = nullptr) {
   const Request& req = search.req;
   const Data& data = search.data;
   c.gpu = &gpu;
@@ -141,6 +146,12 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   c.w.precision = precision;
   c.w.gpus = count;
   if (!estimate::is_training(c.w.task) && !req.set.tp && !req.set.pp) c.w.tp = count;
+  if (serve) {
+    // Serving: `replicas` copies over `tp` GPUs each, every copy decoding its share of the streams.
+    c.serve = *serve;
+    c.w = estimate::serve_workload(c.w, serve->tp, serve->streams_per_replica, *req.serve);
+    c.w.gpus = count;
+  }
   if (estimate::is_training(c.w.task))
     c.w = estimate::plan_layout(std::move(c.w), req.set, gpu, data.eff);
   else
@@ -150,8 +161,15 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   c.fit.usable_bytes = gpu.memory_bytes;
   c.fit.headroom_bytes = gpu.memory_bytes - c.memory_need_bytes;
   c.fit.fits = c.fit.headroom_bytes >= 0;
-  c.perf = estimate::estimate_perf(c.w, gpu, data.eff, false);
-  c.throughput = throughput_of(c.perf, c.w);
+  if (serve) {
+    estimate::Workload one = c.w;  // one replica
+    one.gpus = serve->tp;
+    c.perf = estimate::estimate_perf(one, gpu, data.eff, false);
+    c.throughput = serve->tokens_per_user_s;
+  } else {
+    c.perf = estimate::estimate_perf(c.w, gpu, data.eff, false);
+    c.throughput = throughput_of(c.perf, c.w);
+  }
 
   // Price: count x unit price to buy; to rent, the instance's rate (and the job's rent when its
   // length is known).
@@ -169,7 +187,7 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     unit = gpu.price_usd(req.used);
     c.price_kind = gpu.price_kind(req.used);
     // The host the cards go into (estimate/platform.h): its price is part of the plan's.
-    c.host = estimate::host_for(gpu, count, data.prices);
+    c.host = estimate::host_for(gpu, count, serve ? serve->tp : count, data.prices);
     if (!c.host.needed || !c.host.fits()) {
       if (unit) c.price_usd = *unit * count;
     } else if (c.host.price_usd && c.host.price_includes_gpus) {
@@ -254,6 +272,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);
   m.set(Metric::throughput, c.throughput);
   if (c.perf.time_s) m.set(Metric::time_s, c.perf.time_s->typical, Shown::duration);
+  if (c.serve && c.serve->tokens_per_user_s > 0) {
+    m.set(Metric::serve_tokens_per_user_s, c.serve->tokens_per_user_s);
+    m.set(Metric::serve_ttft_s, c.serve->ttft_s, Shown::duration);
+  }
   if (c.price_usd && c.perf.available && c.perf.compute_known)
     m.set(Metric::flops_per_usd, c.perf.peak_flops * count / *c.price_usd);
   m.set(Metric::bandwidth_gbs, gpu.memory_bandwidth_gbs);
@@ -263,6 +285,8 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   m.texts = [&](std::string_view key) -> std::optional<std::string> {
     auto known = [](std::optional<double> v, Shown how) { return v ? show(*v, how) : std::string("unknown"); };
     if (key == "memory_need") return show(c.memory_need_bytes, Shown::bytes);
+    if (key == "streams" && c.serve) return show(static_cast<double>(c.serve->streams_per_replica), Shown::count);
+    if (key == "prefill_load" && c.serve) return show(c.serve->prefill_load, Shown::percent);
     if (key == "memory_capacity") return show(gpu.memory_bytes, Shown::bytes);
     if (key == "count") return show(count, Shown::count);
     if (key == "min_total_power")
@@ -337,6 +361,11 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     c.outcomes.push_back(std::move(o));
   }
   if (!c.perf.available) c.accepted = false;
+  if (c.serve && !c.serve->feasible) {
+    // A service that cannot run at all (prefill saturated, no peak to time it): no target to compare.
+    c.accepted = false;
+    if (c.serve->tokens_per_user_s <= 0) c.hint = c.serve->why_not;
+  }
 }
 
 // The messages of a candidate's failed rules, made by evaluating it again with them.
@@ -345,7 +374,7 @@ void render_messages(Candidate& c, const Search& search) {
                   [](const Outcome& o) { return o.passed || !o.message.empty(); }))
     return;
   Candidate again;
-  evaluate_candidate(again, search, *c.gpu, c.count, c.w.precision, c.instance, true);
+  evaluate_candidate(again, search, *c.gpu, c.count, c.w.precision, c.instance, true, c.serve ? &*c.serve : nullptr);
   c.outcomes = std::move(again.outcomes);
 }
 
@@ -489,6 +518,51 @@ static Recommendation::NotPriced not_priced_entry(const Candidate& c, bool used)
   return why("no price");
 }
 
+// --serve: the precisions a service is planned in: 16-bit, and FP8 where the GPU runs it (both keep
+// the model's quality); 8- and 4-bit only when --precision asks.
+std::vector<std::string> serve_precisions(const Request& req, const catalog::Gpu& gpu) {
+  if (req.set.precision) return {req.base.precision};
+  std::vector<std::string> out = {"fp16"};
+  if (gpu.peak_flops(Precision::fp8)) out.emplace_back("fp8");
+  return out;
+}
+
+bool meets(const estimate::ServeMetrics& m, const estimate::ServeTarget& t) {
+  return m.feasible && (!t.tokens_per_user_s || m.tokens_per_user_s >= *t.tokens_per_user_s) &&
+         (!t.ttft_s || m.ttft_s <= *t.ttft_s);
+}
+
+// The fewest replicas of `tp` GPUs that meet every target, within `max_gpus`; else the service at
+// the most replicas (the nearest miss). More replicas never serve worse (fewer streams each, or
+// fewer requests each), so doubling then halving finds the fewest.
+estimate::ServeMetrics fewest_replicas(const estimate::Workload& base, const catalog::Gpu& gpu, int tp, int max_gpus,
+                                       const estimate::ServeTarget& t, const catalog::Efficiency& eff,
+                                       double headroom) {
+  int most = std::max(1, max_gpus / tp);
+  if (t.users) most = std::min(most, static_cast<int>(std::ceil(*t.users)));
+  auto at = [&](int r) { return estimate::serve_metrics(base, gpu, tp, r, t, eff, headroom); };
+  int lo = 0, hi = 1;  // lo fails (0: none tried), hi is tried next
+  estimate::ServeMetrics m = at(1);
+  while (!meets(m, t)) {
+    if (hi >= most) return m;
+    lo = hi;
+    hi = std::min(most, hi * 2);
+    m = at(hi);
+  }
+  estimate::ServeMetrics best = m;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    auto x = at(mid);
+    if (meets(x, t)) {
+      hi = mid;
+      best = x;
+    } else {
+      lo = mid;
+    }
+  }
+  return best;
+}
+
 bool CandidateFilter::admits(const catalog::Gpu& g) const {
   auto listed = [&](const std::vector<const catalog::Gpu*>& l) { return std::find(l.begin(), l.end(), &g) != l.end(); };
   auto in = [](const std::vector<std::string>& l, const std::string& v) {
@@ -541,10 +615,12 @@ Recommendation recommend(const Request& req, const Data& data) {
                                              : Prefer::speed;
   const std::string tu = throughput_unit(req.base);
   const bool by_job_cost = req.deadline_s && !req.prefer && !req.cloud;
-  out.score_unit =
-      by_job_cost ? "training tokens per $ of purchase and energy for the job" : score_unit(out.prefer, tu, req.cloud);
+  const bool by_serve_cost = req.serve && !req.prefer && !req.cloud;
+  out.score_unit = by_job_cost     ? "training tokens per $ of purchase and energy for the job"
+                   : by_serve_cost ? (req.serve->users ? "users served per $1k" : "requests/s served per $1k")
+                                   : score_unit(out.prefer, tu, req.cloud);
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
-  if (!req.set.precision)
+  if (!req.set.precision && !req.serve)
     out.defaults.push_back(
         estimate::is_training(req.base.task)
             ? fmt::format("precision: {} for {}",
@@ -560,8 +636,10 @@ Recommendation recommend(const Request& req, const Data& data) {
     out.defaults.push_back("prices: on-demand hourly rates as listed; no storage, egress or reserved/spot discounts");
     if (req.base.tokens <= 0) out.defaults.push_back("job length: unknown (--tokens N prices the whole job)");
   } else {
-    out.defaults.push_back(fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
-    if (!by_job_cost)
+    if (!req.serve)
+      out.defaults.push_back(
+          fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
+    if (!by_job_cost && !by_serve_cost)
       out.defaults.push_back(
           fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
     if (req.scenario.empty())
@@ -571,6 +649,24 @@ Recommendation recommend(const Request& req, const Data& data) {
   }
 
   for (auto& d : req.filter.describe()) out.defaults.push_back(std::move(d));
+  if (req.serve) {
+    const auto& t = *req.serve;
+    out.defaults.push_back(fmt::format(
+        "serving: {}, prompts of {} tokens, outputs of {}; continuous batching on replicas of tp 1, 2, 4 or 8 GPUs, "
+        "as many replicas as the targets need (up to --max-gpus {})",
+        t.users ? fmt::format("{} concurrent users, each sending the next request when the last ends",
+                              util::format_int(static_cast<long long>(*t.users)))
+                : fmt::format("{} requests/s, Poisson arrivals", util::format_number(*t.rps)),
+        util::format_int(t.prompt_tokens), util::format_int(t.output_tokens), req.max_gpus));
+    out.defaults.push_back(
+        "service model: each stream decodes at the step rate of its replica's batch, slowed by the share of time "
+        "spent on prefill; first token = queueing for prefill (M/D/1 mean) + the prompt's prefill + one step; the "
+        "batch is bounded by the KV cache (memory-fit)");
+    if (!req.set.precision)
+      out.defaults.push_back("precision: fp16, or fp8 where the GPU runs it (--precision int4 plans 4-bit serving)");
+    if (by_serve_cost)
+      out.defaults.push_back("ranking: the plans that meet every target, cheapest first (--prefer to rank otherwise)");
+  }
   if (req.deadline_s) {
     out.defaults.push_back(fmt::format(
         "deadline: {} for {} tokens; {}", util::format_duration(*req.deadline_s), util::format_count(req.base.tokens),
@@ -621,6 +717,25 @@ Recommendation recommend(const Request& req, const Data& data) {
       for (int n = 1; n <= (to_deadline ? std::min(8, req.max_gpus) : req.max_gpus); n *= 2) counts.push_back(n);
     for (const auto& gpu : data.catalog.gpus()) {
       if (!req.filter.admits(gpu)) continue;
+      if (req.serve) {
+        // Serving: per precision and tensor-parallel group, the fewest replicas that meet the targets.
+        for (const auto& p : serve_precisions(req, gpu))
+          for (int tp = 1; tp <= std::min(8, req.max_gpus); tp *= 2) {
+            if (req.set.tp && tp != req.base.tp) continue;
+            probe.gpus = tp;
+            probe.tp = tp;
+            probe.pp = 1;
+            probe.precision = p;
+            if (!estimate::check_layout(probe).empty()) continue;
+            // A group that cannot hold the model with one stream is no plan at any replica count.
+            if (!estimate::fit(estimate::serve_workload(probe, tp, 1, *req.serve), gpu, data.eff, search.need_share)
+                     .fits)
+              continue;
+            const auto m = fewest_replicas(probe, gpu, tp, req.max_gpus, *req.serve, data.eff, search.need_share);
+            evaluate_candidate(out.candidates.emplace_back(), search, gpu, tp * m.replicas, p, nullptr, false, &m);
+          }
+        continue;
+      }
       const std::size_t first = out.candidates.size();
       for (int n : counts) add_candidates(gpu, n, nullptr);
       if (!to_deadline) continue;
@@ -643,7 +758,12 @@ Recommendation recommend(const Request& req, const Data& data) {
       }
     }
   }
-  for (auto& c : out.candidates) c.score = !c.accepted ? 0 : by_job_cost ? job_cost_score(c) : score_of(c, out.prefer);
+  const double load = req.serve ? req.serve->users.value_or(req.serve->rps.value_or(0)) : 0;
+  for (auto& c : out.candidates)
+    c.score = !c.accepted     ? 0
+              : by_job_cost   ? job_cost_score(c)
+              : by_serve_cost ? (c.price_usd && *c.price_usd > 0 ? load / (*c.price_usd / 1000) : 0)
+                              : score_of(c, out.prefer);
 
   // Plans: per GPU model and count the first accepted precision (best quality); then one plan per
   // GPU model, best score first.
@@ -702,6 +822,22 @@ Recommendation recommend(const Request& req, const Data& data) {
         fmt::format("{} in {} with {:.0f}% memory to spare", util::format_bytes(c.memory_need_bytes),
                     util::format_bytes(c.gpu->memory_bytes), 100 * c.fit.headroom_bytes / c.gpu->memory_bytes);
     if (c.power_cap_w) why += fmt::format(", power-capped to {} W", util::format_number(*c.power_cap_w));
+    if (c.serve) {
+      const auto& sv = *c.serve;
+      why = fmt::format(
+          "{}{} users each: {} tok/s per user{}, first token {}{}, prefill {} of the time; KV cache "
+          "room for {} users per replica ({} in {} each)",
+          sv.replicas > 1 || sv.tp > 1
+              ? fmt::format("tp {} x {} replica{}, ", sv.tp, sv.replicas, sv.replicas == 1 ? "" : "s")
+              : "",
+          util::format_int(sv.streams_per_replica), util::format_number(sv.tokens_per_user_s),
+          req.serve->tokens_per_user_s ? fmt::format(" ({} asked)", util::format_number(*req.serve->tokens_per_user_s))
+                                       : "",
+          util::format_duration(sv.ttft_s),
+          req.serve->ttft_s ? fmt::format(" ({} asked)", util::format_duration(*req.serve->ttft_s)) : "",
+          show(sv.prefill_load, Shown::percent), util::format_number(std::floor(sv.kv_streams)),
+          util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes));
+    }
     if (req.deadline_s && c.perf.time_s)
       why += fmt::format("; done in {}, {} before the deadline", util::format_duration(c.perf.time_s->typical),
                          util::format_duration(*req.deadline_s - c.perf.time_s->typical));
@@ -911,6 +1047,14 @@ Recommendation recommend(const Request& req, const Data& data) {
           fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
                       req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),
                       unpriced.size() == 1 ? "s" : "", unpriced.size() == 1 ? "has" : "have"));
+    if (out.way_out.empty() && req.serve)
+      out.way_out.push_back(fmt::format(
+          "no plan of at most {} GPUs meets every target: the nearest rejected below say which target each misses "
+          "and by how much; relax {}, or raise --max-gpus",
+          util::format_int(req.max_gpus),
+          req.serve->ttft_s && req.serve->tokens_per_user_s ? "--ttft or --tokens-per-user-s (or shorten the prompts)"
+          : req.serve->ttft_s                               ? "--ttft (or shorten the prompts)"
+                                                            : "--tokens-per-user-s"));
     if (out.way_out.empty())
       out.way_out.push_back(
           req.cloud ? "no single instance in the price list holds this workload within the constraints (a plan is one "

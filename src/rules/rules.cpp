@@ -37,6 +37,8 @@ constexpr MetricInfo kMetrics[] = {
     {"rent_price_usd", "cloud plans: the hourly rate, or the whole job with --tokens"},
     {"host_fits", "whether a host platform takes the GPUs (slots, form factor, power; estimate/platform.h)"},
     {"power_known", "whether the GPU's power (tdp_w) is published"},
+    {"serve_tokens_per_user_s", "--serve: the decode rate each user sees, prefill interference included"},
+    {"serve_ttft_s", "--serve: mean time to first token (queueing for prefill, prefill, one decode step)"},
 };
 static_assert(std::size(kMetrics) == kMetricCount, "one Metric per known metric, in order");
 

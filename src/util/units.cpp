@@ -195,6 +195,8 @@ Result<double> parse_duration(std::string_view text) {
   double scale;
   if (u.empty() || u == "s")
     scale = 1;
+  else if (u == "ms")
+    scale = 1e-3;
   else if (u == "min" || u == "m")
     scale = 60;
   else if (u == "h")

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <list>
 
@@ -210,6 +211,17 @@ TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
       d.deadline_s = 30 * 86400.0;
       d.max_gpus = 64;
       note(rules::recommend(d, data()));
+    }
+    {
+      // Service levels some plans meet and others miss.
+      auto sv = request("llama-3.1-8b", "", std::nullopt);
+      estimate::ServeTarget t;
+      t.users = 50;
+      t.tokens_per_user_s = 30;
+      t.ttft_s = 0.5;
+      sv.serve = t;
+      sv.max_gpus = 16;
+      note(rules::recommend(sv, data()));
     }
     auto edge = test::run_cli({"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"});
     CHECK(edge.code == 0);
@@ -622,4 +634,129 @@ TEST_CASE("cli: recommend --deadline ways out and errors", "[cli][recommend][dea
         "in \"30d\"\n");
   CHECK(err({"--task", "train", "--tokens", "1T", "--deadline", "soon"}) ==
         "gpuadvisor: error: --deadline: expected a duration like 3600s, 90min, 24h, 30d, 2w or 1.5y, got \"soon\"\n");
+}
+
+TEST_CASE("recommend --serve: the cheapest plans that meet every service level, with the fewest replicas",
+          "[recommend][serve]") {
+  auto req = request("llama-3.1-70b", "", std::nullopt);
+  estimate::ServeTarget t;
+  t.users = 50;
+  t.tokens_per_user_s = 20;
+  t.ttft_s = 2;
+  req.serve = t;
+  req.max_gpus = 64;
+  auto r = rules::recommend(req, data());
+  REQUIRE(r.plans.size() >= 3);
+  double prev_price = 0;
+  for (auto i : r.plans) {
+    const auto& c = r.candidates[i];
+    INFO(c.label());
+    REQUIRE(c.serve);
+    const auto& sv = *c.serve;
+    CHECK(sv.feasible);
+    CHECK(sv.tokens_per_user_s >= 20);
+    CHECK(sv.ttft_s <= 2);
+    CHECK(sv.tp * sv.replicas == c.count);
+    CHECK(sv.streams_per_replica * sv.replicas >= 50);
+    CHECK(sv.kv_streams >= static_cast<double>(sv.streams_per_replica));
+    // The fewest replicas: one fewer misses a target.
+    if (sv.replicas > 1) {
+      auto base = c.w;
+      auto fewer = estimate::serve_metrics(base, *c.gpu, sv.tp, sv.replicas - 1, t, test::eff(), 0.10);
+      CHECK_FALSE((fewer.feasible && fewer.tokens_per_user_s >= 20 && fewer.ttft_s <= 2));
+    }
+    if (c.price_usd) {
+      CHECK(*c.price_usd >= prev_price);  // cheapest first
+      prev_price = *c.price_usd;
+    }
+  }
+}
+
+TEST_CASE("estimate::serve_metrics: the queue and the batch behave as the model says", "[serve]") {
+  estimate::WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  auto base = estimate::make_workload(in, models());
+  const auto& gpu = *test::gpus().find("h100-sxm");
+  estimate::ServeTarget t;
+  t.users = 16;
+  // More replicas never serve a user worse.
+  double prev_speed = 0, prev_ttft = 1e300;
+  for (int r = 1; r <= 8; r *= 2) {
+    auto m = estimate::serve_metrics(base, gpu, 1, r, t, test::eff(), 0.10);
+    INFO(r << " replicas");
+    CHECK(m.feasible);
+    CHECK(m.tokens_per_user_s >= prev_speed);
+    CHECK(m.ttft_s <= prev_ttft);
+    prev_speed = m.tokens_per_user_s;
+    prev_ttft = m.ttft_s;
+  }
+  // One user: no queue, so the first token is the prompt's prefill plus one decode step.
+  estimate::ServeTarget one;
+  one.users = 1;
+  auto m1 = estimate::serve_metrics(base, gpu, 1, 1, one, test::eff(), 0.10);
+  auto w = estimate::serve_workload(base, 1, 1, one);
+  w.seq_len = one.prompt_tokens + one.output_tokens / 2;
+  const auto p = estimate::estimate_perf(w, gpu, test::eff(), false);
+  const double prefill = one.prompt_tokens / p.prefill_tokens_per_s.typical;
+  const double rho = m1.prefill_load;
+  CHECK(m1.ttft_s == Approx(prefill * (1 + rho / (2 * (1 - rho))) + 1 / p.decode_tokens_per_s.typical));
+  CHECK(m1.tokens_per_user_s == Approx(p.decode_tokens_per_s.typical * (1 - rho)));
+  // Closed loop: one request per (first token + output) per user.
+  CHECK(m1.requests_per_s == Approx(1 / (m1.ttft_s + one.output_tokens / m1.tokens_per_user_s)));
+  // Requests per second: the streams in flight follow Little's law.
+  estimate::ServeTarget rps;
+  rps.rps = 4;
+  auto mr = estimate::serve_metrics(base, gpu, 1, 2, rps, test::eff(), 0.10);
+  const double in_flight = 2.0 * (mr.ttft_s + rps.output_tokens / mr.tokens_per_user_s);
+  CHECK(std::fabs(static_cast<double>(mr.streams_per_replica) - in_flight) <= 1.5);
+  CHECK(mr.requests_per_s == Approx(4));
+  // A load prefill cannot keep up with.
+  estimate::ServeTarget flood;
+  flood.rps = 1e6;
+  auto mf = estimate::serve_metrics(base, gpu, 1, 1, flood, test::eff(), 0.10);
+  CHECK_FALSE(mf.feasible);
+  CHECK(mf.why_not == "prefill cannot keep up with the requests");
+}
+
+TEST_CASE("cli: recommend --serve output and errors", "[cli][recommend][serve]") {
+  auto r = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--serve", "--users", "50", "--tokens-per-user-s",
+                          "20", "--ttft", "2s", "--format", "json"});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    CHECK(p["serve"]["tokens_per_user_s"].get<double>() >= 20);
+    CHECK(p["serve"]["ttft_s"].get<double>() <= 2);
+    CHECK(p["serve"]["tp"].get<int>() * p["serve"]["replicas"].get<int>() == p["count"].get<int>());
+  }
+  auto tpot = test::run_cli({"recommend", "--model", "llama-3.1-8b", "--serve", "--users", "10", "--tpot", "50ms",
+                             "--top", "1", "--format", "json"});
+  REQUIRE(tpot.code == 0);
+  CHECK(nlohmann::json::parse(tpot.out)["plans"][0]["serve"]["tokens_per_user_s"].get<double>() >= 20);
+  auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"recommend", "--model", "llama-3.1-8b"});
+    auto x = test::run_cli(args);
+    CHECK(x.code == 2);
+    return x.err;
+  };
+  CHECK(err({"--users", "50"}) ==
+        "gpuadvisor: error: --users, --rps, --prompt-tokens, --output-tokens, --ttft, --tpot and --tokens-per-user-s "
+        "size a service: add --serve\n");
+  CHECK(err({"--serve"}) ==
+        "gpuadvisor: error: --serve: give the load as --users N (concurrent streams) or --rps R "
+        "(requests per second), one\n");
+  CHECK(err({"--serve", "--users", "5", "--rps", "2"}) ==
+        "gpuadvisor: error: --serve: give the load as --users N (concurrent streams) or --rps R (requests per "
+        "second), one\n");
+  CHECK(err({"--serve", "--users", "5", "--task", "lora"}) ==
+        "gpuadvisor: error: --serve: plans inference; --task lora trains\n");
+  CHECK(err({"--serve", "--users", "5", "--ttft", "soon"}) ==
+        "gpuadvisor: error: --ttft: expected a duration like 3600s, 90min, 24h, 30d, 2w or 1.5y, got \"soon\"\n");
+  CHECK(err({"--serve", "--users", "5", "--tpot", "50ms", "--tokens-per-user-s", "20"}) ==
+        "gpuadvisor: error: --tpot and --tokens-per-user-s say the same (one is 1 / the other): give one\n");
+  CHECK(err({"--serve", "--users", "5", "--prompt-tokens", "131000"}) ==
+        "gpuadvisor: error: --prompt-tokens 131000 + --output-tokens 256 exceed the model's context of 131072 "
+        "tokens\n");
+  CHECK(err({"--serve", "--users", "5", "--cloud"}) ==
+        "gpuadvisor: error: --serve: plans GPUs to buy; price renting the plan it finds with 'gpuadvisor cost'\n");
 }

@@ -61,6 +61,7 @@ TEST_CASE("units::parse_power", "[units]") {
 TEST_CASE("units::parse_duration and parse_int", "[units]") {
   CHECK(*parse_duration("24h") == 86400);
   CHECK(*parse_duration("90min") == 5400);
+  CHECK(*parse_duration("500ms") == Approx(0.5));
   CHECK(*parse_duration("2w") == 14 * 86400);
   CHECK(!parse_duration("soon"));
   CHECK(*parse_int("8", 1, 1024) == 8);

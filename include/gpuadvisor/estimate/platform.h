@@ -39,6 +39,9 @@ struct Host {
 /// The host for `count` of `gpu` (see the rules above). Makes no text: recommend calls it for
 /// every candidate.
 Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices);
+/// The same for `count` cards in groups of `group` that must share a box (a serving replica's
+/// tensor-parallel GPUs): PCIe cards go into as many servers as the groups need, each group in one.
+Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Prices& prices);
 /// In words: which platform and what it adds, or why none takes the GPUs.
 std::string describe(const Host& h, const catalog::Gpu& gpu, int count);
 

@@ -12,6 +12,7 @@
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/estimate/platform.h"
+#include "gpuadvisor/estimate/serve.h"
 #include "gpuadvisor/rules/rules.h"
 
 namespace gpuadvisor::rules {
@@ -58,6 +59,9 @@ struct Request {
   /// Training by a deadline (--deadline, with --tokens): per GPU type the fewest GPUs that finish
   /// in time; plans ranked by the job's total cost (purchase and energy).
   std::optional<double> deadline_s;
+  /// Serving targets (--serve): plans are replicas of a tensor-parallel group, as many as the
+  /// targets need; ranked by cost.
+  std::optional<estimate::ServeTarget> serve;
 };
 
 struct Candidate {
@@ -78,6 +82,7 @@ struct Candidate {
   double throughput = 0;               ///< typical, after any power cap
   std::optional<double> energy_usd;    ///< purchases with --tokens: electricity for the job (GPUs and host at TDP, PUE)
   std::optional<double> job_cost_usd;  ///< purchase price + energy_usd
+  std::optional<estimate::ServeMetrics> serve;  ///< --serve: the service this plan gives
   /// One per recommend rule, with the value of its metric. The failed ones carry their message in
   /// the plans and the nearest rejected (what is shown); explain() makes them for the others.
   std::vector<Outcome> outcomes;

@@ -52,9 +52,11 @@ enum class Metric : std::uint8_t {
   bandwidth_gbs,
   rent_price_usd,
   host_fits,
-  power_known
+  power_known,
+  serve_tokens_per_user_s,
+  serve_ttft_s
 };
-inline constexpr std::size_t kMetricCount = 21;
+inline constexpr std::size_t kMetricCount = 23;
 std::string_view name(Metric m);
 std::optional<Metric> metric_from(std::string_view name);
 
