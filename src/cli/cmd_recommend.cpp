@@ -350,9 +350,8 @@ std::string failed_line(const rules::Candidate& c) {
   for (const auto& o : c.outcomes)
     if (o.applicable && !o.passed && o.rule->kind == rules::Kind::constraint)
       parts.push_back(o.message + " [" + o.rule->id + "]");
-  std::string s = util::join(parts, "; ");
-  if (!c.hint.empty()) s += "; " + c.hint;
-  return s;
+  if (!c.hint.empty()) parts.push_back(c.hint);
+  return util::join(parts, "; ");
 }
 
 util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, const RecommendFlags& o) {
