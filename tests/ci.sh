@@ -76,7 +76,7 @@ if [[ $stages == *" asan "* ]]; then
   echo "== ASan+UBSan build"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUADVISOR_SANITIZE=ON -DGPUADVISOR_WERROR=ON >/dev/null
   cmake --build build-asan -j"$jobs"
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
+  GPUADVISOR_AGREEMENT_CASES=1000 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
 fi
 
 if [[ $stages == *" fuzz "* ]]; then
