@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "context.h"
@@ -102,6 +103,18 @@ rules::CandidateFilter make_filter(Context& ctx, const RecommendFlags& o, rules:
   return f;
 }
 
+// A duration flag whose bare number would be read as seconds ("--deadline 30", "--tpot 50"): a
+// unit is required, and the examples fit the flag.
+double duration_flag(const std::string& flag, const std::string& value, const char* examples) {
+  const std::string t = util::trim(value);
+  auto d = util::parse_duration(t);
+  if (!d || t.empty() || std::isdigit(static_cast<unsigned char>(t.back())) || t.back() == '.')
+    throw Error(
+        fmt::format("{}: expected a duration with its unit, like {}, got {}", flag, examples, util::quote(value)));
+  if (!(*d > 0)) throw Error(fmt::format("{}: must be positive, got {}", flag, util::quote(value)));
+  return *d;
+}
+
 rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimate::WorkloadInput* in = nullptr) {
   rules::Request r;
   r.base = in ? estimate::make_workload(*in, ctx.models(), &r.set) : ctx.workload(o.in, &r.set);
@@ -169,10 +182,9 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     throw Error(fmt::format("--scenario: expected one of personal, workstation, datacenter, edge, cloud, got {}{}",
                             util::quote(o.scenario), util::did_you_mean(o.scenario, scenarios)));
   r.scenario = r.cloud ? "cloud" : o.scenario;
+  if (o.serve && !o.deadline.empty()) throw Error("--serve: plans inference; --deadline plans training");
   if (!o.deadline.empty()) {
-    auto d = util::parse_duration(o.deadline);
-    if (!d) throw Error("--deadline: " + d.error());
-    if (*d <= 0) throw Error(fmt::format("--deadline: must be positive, got {}", util::quote(o.deadline)));
+    const double d = duration_flag("--deadline", o.deadline, "30d, 36h or 2w");
     if (!estimate::is_training(r.base.task))
       throw Error("--deadline: plans training by a date; add --task train, lora or qlora (and --tokens)");
     if (r.base.tokens <= 0)
@@ -180,7 +192,7 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
           fmt::format("--deadline: needs the job's length: add --tokens (tokens to train on, like 1T) to "
                       "finish in {}",
                       util::quote(o.deadline)));
-    r.deadline_s = *d;
+    r.deadline_s = d;
   }
   const bool any_serve_flag = !o.users.empty() || !o.rps.empty() || !o.prompt_tokens.empty() ||
                               !o.output_tokens.empty() || !o.ttft.empty() || !o.tpot.empty() ||
@@ -196,7 +208,6 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
       throw Error(
           fmt::format("--serve: plans serving a language model; {} has no layer shape to batch", r.base.model.id));
     if (r.cloud) throw Error("--serve: plans GPUs to buy; price renting the plan it finds with 'gpuadvisor cost'");
-    if (!o.deadline.empty()) throw Error("--serve: plans inference; --deadline plans training");
     if (o.users.empty() == o.rps.empty())
       throw Error("--serve: give the load as --users N (concurrent streams) or --rps R (requests per second), one");
     estimate::ServeTarget t;
@@ -221,10 +232,10 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     if (r.base.model.max_context > 0 && t.prompt_tokens + t.output_tokens > r.base.model.max_context)
       throw Error(fmt::format("--prompt-tokens {} + --output-tokens {} exceed the model's context of {} tokens",
                               t.prompt_tokens, t.output_tokens, r.base.model.max_context));
-    if (!o.ttft.empty()) t.ttft_s = positive("--ttft", o.ttft, util::parse_duration(o.ttft));
+    if (!o.ttft.empty()) t.ttft_s = duration_flag("--ttft", o.ttft, "2s or 500ms");
     if (!o.tpot.empty() && !o.tokens_per_user_s.empty())
       throw Error("--tpot and --tokens-per-user-s say the same (one is 1 / the other): give one");
-    if (!o.tpot.empty()) t.tokens_per_user_s = 1 / positive("--tpot", o.tpot, util::parse_duration(o.tpot));
+    if (!o.tpot.empty()) t.tokens_per_user_s = 1 / duration_flag("--tpot", o.tpot, "50ms or 0.05s");
     if (!o.tokens_per_user_s.empty())
       t.tokens_per_user_s =
           positive("--tokens-per-user-s", o.tokens_per_user_s, util::parse_number(o.tokens_per_user_s));
@@ -314,13 +325,14 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   if (c.energy_usd) j["energy_usd"] = *c.energy_usd;
   if (c.serve) {
     const auto& sv = *c.serve;
+    const bool known = sv.tokens_per_user_s > 0;  // a service that cannot run has no speed or wait
     j["serve"] = {{"tp", sv.tp},
                   {"replicas", sv.replicas},
                   {"users_per_replica", sv.streams_per_replica},
-                  {"tokens_per_user_s", sv.tokens_per_user_s},
-                  {"ttft_s", sv.ttft_s},
+                  {"tokens_per_user_s", known ? util::Json(sv.tokens_per_user_s) : util::Json(nullptr)},
+                  {"ttft_s", known ? util::Json(sv.ttft_s) : util::Json(nullptr)},
                   {"prefill_load", sv.prefill_load},
-                  {"kv_users_per_replica", sv.kv_streams},
+                  {"kv_users_per_replica", static_cast<long long>(sv.kv_streams)},
                   {"requests_per_s", sv.requests_per_s}};
   }
   if (c.job_cost_usd) j["job_cost_usd"] = *c.job_cost_usd;
@@ -360,6 +372,16 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   j["workload"] = estimate::to_json(req.base);
   j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
   if (req.deadline_s) j["deadline_s"] = *req.deadline_s;
+  if (req.serve) {
+    const auto& t = *req.serve;
+    auto opt = [](const std::optional<double>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
+    j["serve_target"] = {{"users", opt(t.users)},
+                         {"rps", opt(t.rps)},
+                         {"prompt_tokens", t.prompt_tokens},
+                         {"output_tokens", t.output_tokens},
+                         {"ttft_s", opt(t.ttft_s)},
+                         {"tokens_per_user_s", opt(t.tokens_per_user_s)}};
+  }
   if (req.cloud)
     j["budget_per"] = req.budget_usd ? util::Json(req.budget_per_hour ? "hour" : "job") : util::Json(nullptr);
   j["power_limit_w"] = req.power_limit_w ? util::Json(*req.power_limit_w) : util::Json(nullptr);
@@ -682,6 +704,10 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
 
 void setup_recommend(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<RecommendFlags>();
+  // An empty value ("--gpu ''") is a mistake, not "no filter".
+  const CLI::Validator non_empty(
+      [](std::string& v) { return util::trim(v).empty() ? std::string("expected a value, got an empty one") : ""; }, "",
+      "non-empty");
   auto* cmd = app.add_subcommand("recommend",
                                  "Ranked GPU plans for a workload within budget, power and scenario, with reasons");
   add_workload_options(*cmd, o->in, ctx);
@@ -706,6 +732,7 @@ void setup_recommend(CLI::App& app, Context& ctx) {
                   "Train by then (30d, 36h, 2w; needs --tokens): per GPU type the fewest GPUs that finish in time, "
                   "ranked by the job's cost with energy")
       ->type_name("DURATION")
+      ->check(non_empty)
       ->group(c);
   auto* sv = "Serving";
   cmd->add_flag("--serve", o->serve,
@@ -713,35 +740,55 @@ void setup_recommend(CLI::App& app, Context& ctx) {
       ->group(sv);
   cmd->add_option("--users", o->users, "Concurrent users (streams), each sending its next request when one ends")
       ->type_name("N")
+      ->check(non_empty)
       ->group(sv);
   cmd->add_option("--rps", o->rps, "Requests per second (Poisson arrivals), instead of --users")
       ->type_name("R")
+      ->check(non_empty)
       ->group(sv);
-  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Tokens per prompt (default 1,024)")->type_name("N")->group(sv);
-  cmd->add_option("--output-tokens", o->output_tokens, "Tokens per answer (default 256)")->type_name("N")->group(sv);
+  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Tokens per prompt (default 1,024)")
+      ->type_name("N")
+      ->check(non_empty)
+      ->group(sv);
+  cmd->add_option("--output-tokens", o->output_tokens, "Tokens per answer (default 256)")
+      ->type_name("N")
+      ->check(non_empty)
+      ->group(sv);
   cmd->add_option("--ttft", o->ttft, "Time to first token, at most (mean, about the median): 2s, 500ms")
       ->type_name("DURATION")
+      ->check(non_empty)
       ->group(sv);
   cmd->add_option("--tokens-per-user-s", o->tokens_per_user_s, "Decode rate each user sees, at least (tokens/s)")
       ->type_name("X")
+      ->check(non_empty)
       ->group(sv);
   cmd->add_option("--tpot", o->tpot, "Time per output token, at most (= 1 / --tokens-per-user-s): 50ms")
       ->type_name("DURATION")
+      ->check(non_empty)
       ->group(sv);
   auto* k = "Candidates";
   cmd->add_option("--gpu", o->only_gpus, "Only these GPUs: ids, aliases or loose names, comma-separated")
       ->type_name("LIST")
+      ->check(non_empty)
       ->group(k);
-  cmd->add_option("--exclude", o->exclude_gpus, "Not these GPUs, comma-separated")->type_name("LIST")->group(k);
+  cmd->add_option("--exclude", o->exclude_gpus, "Not these GPUs, comma-separated")
+      ->type_name("LIST")
+      ->check(non_empty)
+      ->group(k);
   cmd->add_option("--vendor", o->vendor, "Only these vendors: nvidia, amd, intel, apple (comma-separated)")
       ->type_name("LIST")
+      ->check(non_empty)
       ->group(k);
   cmd->add_flag("--cuda-only", o->cuda_only, "Only GPUs that run CUDA software unchanged (NVIDIA)")->group(k);
   cmd->add_option("--segment", o->segment, "Only these segments: consumer, workstation, datacenter, edge")
       ->type_name("LIST")
+      ->check(non_empty)
       ->group(k);
   cmd->add_flag("--new-only", o->new_only, "Only GPUs still in production (sold new)")->group(k);
-  cmd->add_option("--max-power", o->max_power, "Most rated power per GPU (350W)")->type_name("POWER")->group(k);
+  cmd->add_option("--max-power", o->max_power, "Most rated power per GPU (350W)")
+      ->type_name("POWER")
+      ->check(non_empty)
+      ->group(k);
   cmd->add_option("--prefer", o->prefer, "Ranking: balanced, cost, speed or efficiency")->group(c);
   cmd->add_option("--top", o->top, "How many plans to show (default 5)");
   cmd->add_option("--batch-file", o->batch_file,

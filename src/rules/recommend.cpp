@@ -187,6 +187,8 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     unit = gpu.price_usd(req.used);
     c.price_kind = gpu.price_kind(req.used);
     // The host the cards go into (estimate/platform.h): its price is part of the plan's.
+    // GPUs that must share a box: a serving replica's group, else all of them (PCIe training is
+    // planned in one server: beyond it a cluster network is needed, which is not priced).
     c.host = estimate::host_for(gpu, count, serve ? serve->tp : count, data.prices);
     if (!c.host.needed || !c.host.fits()) {
       if (unit) c.price_usd = *unit * count;
@@ -424,12 +426,22 @@ double score_of(const Candidate& c, Prefer p) {
 
 // With a deadline, plans are ranked by what the whole job costs: tokens trained per dollar of
 // purchase and energy (the job is fixed, so more per dollar is cheaper), less the advice penalties.
-double job_cost_score(const Candidate& c) {
-  if (!c.job_cost_usd || *c.job_cost_usd <= 0) return 0;
-  double s = c.w.tokens / *c.job_cost_usd;
+double advised(double s, const Candidate& c) {
   for (const auto& o : c.outcomes)
     if (o.applicable && !o.passed && o.rule->kind == Kind::advice) s *= 1 - o.rule->weight;
   return s;
+}
+
+double job_cost_score(const Candidate& c) {
+  if (!c.job_cost_usd || *c.job_cost_usd <= 0) return 0;
+  return advised(c.w.tokens / *c.job_cost_usd, c);
+}
+
+// --serve: the load served per $1,000 of the plan's price (fixed load: more is cheaper), less the
+// advice penalties, as every ranking takes them.
+double serve_score(const Candidate& c, double load) {
+  if (!c.price_usd || *c.price_usd <= 0) return 0;
+  return advised(load / (*c.price_usd / 1000), c);
 }
 
 // GPUs to try beyond 8 for a deadline: training throughput per GPU holds beyond 8 GPUs
@@ -522,9 +534,10 @@ static Recommendation::NotPriced not_priced_entry(const Candidate& c, bool used)
 // the model's quality); 8- and 4-bit only when --precision asks.
 std::vector<std::string> serve_precisions(const Request& req, const catalog::Gpu& gpu) {
   if (req.set.precision) return {req.base.precision};
-  std::vector<std::string> out = {"fp16"};
-  if (gpu.peak_flops(Precision::fp8)) out.emplace_back("fp8");
-  return out;
+  // FP8 first where the GPU runs it: the same answers at half the bytes per step (serving engines
+  // ship FP8 checkpoints of the models people serve); fp16 where it does not.
+  if (gpu.peak_flops(Precision::fp8)) return {"fp8", "fp16"};
+  return {"fp16"};
 }
 
 bool meets(const estimate::ServeMetrics& m, const estimate::ServeTarget& t) {
@@ -616,6 +629,7 @@ Recommendation recommend(const Request& req, const Data& data) {
   const std::string tu = throughput_unit(req.base);
   const bool by_job_cost = req.deadline_s && !req.prefer && !req.cloud;
   const bool by_serve_cost = req.serve && !req.prefer && !req.cloud;
+  if (by_job_cost || by_serve_cost) out.prefer = Prefer::cost;  // cheapest first
   out.score_unit = by_job_cost     ? "training tokens per $ of purchase and energy for the job"
                    : by_serve_cost ? (req.serve->users ? "users served per $1k" : "requests/s served per $1k")
                                    : score_unit(out.prefer, tu, req.cloud);
@@ -663,9 +677,12 @@ Recommendation recommend(const Request& req, const Data& data) {
         "spent on prefill; first token = queueing for prefill (M/D/1 mean) + the prompt's prefill + one step; the "
         "batch is bounded by the KV cache (memory-fit)");
     if (!req.set.precision)
-      out.defaults.push_back("precision: fp16, or fp8 where the GPU runs it (--precision int4 plans 4-bit serving)");
+      out.defaults.push_back("precision: fp8 where the GPU runs it, else fp16 (--precision int4 plans 4-bit serving)");
     if (by_serve_cost)
-      out.defaults.push_back("ranking: the plans that meet every target, cheapest first (--prefer to rank otherwise)");
+      out.defaults.push_back(
+          "ranking: the plans that meet every target, cheapest first; advice rules that fire (non-CUDA software, "
+          "used cards) cut a plan's score by their weight; at equal value fewer cards first (--prefer to rank "
+          "otherwise)");
   }
   if (req.deadline_s) {
     out.defaults.push_back(fmt::format(
@@ -674,8 +691,9 @@ Recommendation recommend(const Request& req, const Data& data) {
                   : "per GPU type the fewest GPUs that finish in time (whole 8-GPU servers above 8)"));
     if (by_job_cost)
       out.defaults.push_back(fmt::format(
-          "ranking: the job's total cost, purchase and energy (GPUs and host at rated power, PUE {}, ${}/kWh, "
-          "{}); --prefer speed|cost|efficiency|balanced to rank otherwise",
+          "ranking: the job's total cost, purchase and energy (GPUs at rated power, and the host's where known, PUE "
+          "{}, ${}/kWh, {}); advice rules that fire cut a plan's score by their weight; --prefer "
+          "speed|cost|efficiency|balanced to rank otherwise",
           util::format_number(data.prices.pue.value), util::format_number(data.prices.kwh_usd.value),
           data.prices.kwh_usd.as_of.empty() ? "data/cloud.json" : "data/cloud.json, " + data.prices.kwh_usd.as_of));
   }
@@ -731,7 +749,17 @@ Recommendation recommend(const Request& req, const Data& data) {
             if (!estimate::fit(estimate::serve_workload(probe, tp, 1, *req.serve), gpu, data.eff, search.need_share)
                      .fits)
               continue;
-            const auto m = fewest_replicas(probe, gpu, tp, req.max_gpus, *req.serve, data.eff, search.need_share);
+            auto m = fewest_replicas(probe, gpu, tp, req.max_gpus, *req.serve, data.eff, search.need_share);
+            // Baseboard GPUs come in whole systems: a plan that meets the targets uses every GPU it
+            // pays for, as more replicas.
+            if (meets(m, *req.serve)) {
+              const auto host = estimate::host_for(gpu, tp * m.replicas, tp, data.prices);
+              if (host.fits() && host.platform && host.price_includes_gpus) {
+                const int full = host.boxes * host.platform->gpu_slots;
+                if (full > tp * m.replicas && full <= req.max_gpus)
+                  m = estimate::serve_metrics(probe, gpu, tp, full / tp, *req.serve, data.eff, search.need_share);
+              }
+            }
             evaluate_candidate(out.candidates.emplace_back(), search, gpu, tp * m.replicas, p, nullptr, false, &m);
           }
         continue;
@@ -762,7 +790,7 @@ Recommendation recommend(const Request& req, const Data& data) {
   for (auto& c : out.candidates)
     c.score = !c.accepted     ? 0
               : by_job_cost   ? job_cost_score(c)
-              : by_serve_cost ? (c.price_usd && *c.price_usd > 0 ? load / (*c.price_usd / 1000) : 0)
+              : by_serve_cost ? serve_score(c, load)
                               : score_of(c, out.prefer);
 
   // Plans: per GPU model and count the first accepted precision (best quality); then one plan per
@@ -785,8 +813,8 @@ Recommendation recommend(const Request& req, const Data& data) {
     if (x.score != y.score) return x.score > y.score;
     double px = x.price_usd.value_or(1e300), py = y.price_usd.value_or(1e300);
     if (px != py) return px < py;
-    if (x.gpu->id != y.gpu->id) return x.gpu->id < y.gpu->id;
-    return x.count < y.count;
+    if (x.count != y.count) return x.count < y.count;  // fewer cards at equal value
+    return x.gpu->id < y.gpu->id;
   };
   std::sort(accepted.begin(), accepted.end(), better);
   // One plan per GPU model to buy; to rent, one per GPU model and count (the best instance).
@@ -824,19 +852,30 @@ Recommendation recommend(const Request& req, const Data& data) {
     if (c.power_cap_w) why += fmt::format(", power-capped to {} W", util::format_number(*c.power_cap_w));
     if (c.serve) {
       const auto& sv = *c.serve;
+      const std::string layout = sv.replicas > 1 ? fmt::format("tp {} x {} replicas, {} users each", sv.tp, sv.replicas,
+                                                               util::format_int(sv.streams_per_replica))
+                                 : sv.tp > 1
+                                     ? fmt::format("tp {}, {} users", sv.tp, util::format_int(sv.streams_per_replica))
+                                     : fmt::format("{} users", util::format_int(sv.streams_per_replica));
       why = fmt::format(
-          "{}{} users each: {} tok/s per user{}, first token {}{}, prefill {} of the time; KV cache "
-          "room for {} users per replica ({} in {} each)",
-          sv.replicas > 1 || sv.tp > 1
-              ? fmt::format("tp {} x {} replica{}, ", sv.tp, sv.replicas, sv.replicas == 1 ? "" : "s")
-              : "",
-          util::format_int(sv.streams_per_replica), util::format_number(sv.tokens_per_user_s),
+          "{}: {} tok/s per user{}, first token {}{}, prefill {} of the time; KV cache room for {} users per "
+          "replica ({} in {} each)",
+          layout, util::format_number(sv.tokens_per_user_s),
           req.serve->tokens_per_user_s ? fmt::format(" ({} asked)", util::format_number(*req.serve->tokens_per_user_s))
                                        : "",
           util::format_duration(sv.ttft_s),
           req.serve->ttft_s ? fmt::format(" ({} asked)", util::format_duration(*req.serve->ttft_s)) : "",
-          show(sv.prefill_load, Shown::percent), util::format_number(std::floor(sv.kv_streams)),
+          show(sv.prefill_load, Shown::percent), util::format_int(static_cast<long long>(sv.kv_streams)),
           util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes));
+      // Near saturation the mean hides the tail: say so.
+      if (sv.prefill_load > 0.6)
+        why += fmt::format(
+            "; prefill is busy {} of the time: waits well above the mean are common, and more traffic breaks the "
+            "targets",
+            show(sv.prefill_load, Shown::percent));
+      if (sv.kv_streams > 0 && static_cast<double>(sv.streams_per_replica) > 0.8 * sv.kv_streams)
+        why += fmt::format("; the KV cache is {} full",
+                           show(static_cast<double>(sv.streams_per_replica) / sv.kv_streams, Shown::percent));
     }
     if (req.deadline_s && c.perf.time_s)
       why += fmt::format("; done in {}, {} before the deadline", util::format_duration(c.perf.time_s->typical),
@@ -987,9 +1026,10 @@ Recommendation recommend(const Request& req, const Data& data) {
             "({}), or a later --deadline, or fewer --tokens",
             util::format_int(req.max_gpus), util::format_duration(*req.deadline_s), fastest->count, fastest->gpu->name,
             fastest->w.precision, util::format_duration(fastest->perf.time_s->typical), util::format_int(need),
-            need <= kMaxPlanGpus
-                ? fmt::format("--max-gpus {}", need)
-                : fmt::format("more than the {} GPUs --max-gpus plans", util::format_int(kMaxPlanGpus))));
+            need > kMaxPlanGpus ? fmt::format("more than the {} GPUs --max-gpus plans", util::format_int(kMaxPlanGpus))
+            : fastest->gpu->form_factor == "pcie"
+                ? std::string("PCIe cards are planned in one server: more need a cluster network, which is not planned")
+                : fmt::format("--max-gpus {}", need)));
       }
     }
     // 2. A lighter plan: QLoRA for training, 4-bit for inference at a fixed precision.
