@@ -323,6 +323,13 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
                                                            : "decode tokens/s per sequence";
   if (c.perf.time_s) j["time_s"] = c.perf.time_s->typical;
   if (c.energy_usd) j["energy_usd"] = *c.energy_usd;
+  if (c.rent) {
+    j["rent"] = {{"instance_id", c.rent->instance->id},
+                 {"instances", c.rent->instances},
+                 {"usd_per_hour", c.rent->usd_per_hour},
+                 {"breakeven_months", c.breakeven_months ? util::Json(*c.breakeven_months) : util::Json(nullptr)},
+                 {"job_usd", c.rent_job_usd ? util::Json(*c.rent_job_usd) : util::Json(nullptr)}};
+  }
   if (c.serve) {
     const auto& sv = *c.serve;
     const bool known = sv.tokens_per_user_s > 0;  // a service that cannot run has no speed or wait

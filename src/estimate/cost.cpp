@@ -10,6 +10,26 @@
 
 namespace gpuadvisor::estimate {
 
+std::optional<CloudQuote> cheapest_rent(const catalog::Gpu& gpu, int count, int together,
+                                        const catalog::Prices& prices) {
+  std::optional<CloudQuote> best;
+  for (const auto& inst : prices.instances) {
+    if (inst.gpu_id != gpu.id || !inst.usd_per_hour || inst.gpu_count <= 0 || inst.gpu_count < together) continue;
+    CloudQuote q;
+    q.instance = &inst;
+    q.instances = static_cast<int>(std::ceil(static_cast<double>(count) / inst.gpu_count));
+    q.usd_per_hour = q.instances * *inst.usd_per_hour;
+    if (!best || q.usd_per_hour < best->usd_per_hour) best = q;
+  }
+  return best;
+}
+
+std::optional<double> breakeven_hours(double purchase_usd, double energy_usd_per_hour, double rent_usd_per_hour) {
+  const double margin = rent_usd_per_hour - energy_usd_per_hour;
+  if (margin <= 0) return std::nullopt;
+  return purchase_usd / margin;
+}
+
 CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const PerfEstimate& perf, bool fits,
                            const catalog::Prices& prices, const CostOptions& o) {
   CostEstimate c;
@@ -90,7 +110,7 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
     if (c.purchase_usd) c.job_own_usd = *c.purchase_usd + *c.job_energy_usd;
   }
 
-  // Renting: the cheapest on-demand instances with this GPU, enough of them for N GPUs.
+  // Renting: the on-demand instances with this GPU, enough of each for N GPUs, cheapest first.
   for (const auto& inst : prices.instances) {
     if (inst.gpu_id != gpu.id || !inst.usd_per_hour) continue;
     CloudQuote q;
@@ -105,11 +125,8 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
 
   // Break-even: purchase + energy x H = rent x H, in busy hours; months at the utilisation.
   if (c.purchase_usd && c.usd_per_hour_energy && !c.cloud.empty()) {
-    double margin = c.cloud.front().usd_per_hour - *c.usd_per_hour_energy;
-    if (margin > 0) {
-      c.breakeven_hours = *c.purchase_usd / margin;
-      c.breakeven_months = *c.breakeven_hours / (kHoursPerMonth * o.utilization);
-    }
+    c.breakeven_hours = breakeven_hours(*c.purchase_usd, *c.usd_per_hour_energy, c.cloud.front().usd_per_hour);
+    if (c.breakeven_hours) c.breakeven_months = *c.breakeven_hours / (kHoursPerMonth * o.utilization);
   }
   if (c.purchase_usd && c.usd_per_hour_energy) {
     double busy = o.years * kHoursPerYear * o.utilization;

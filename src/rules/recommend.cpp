@@ -843,6 +843,25 @@ Recommendation recommend(const Request& req, const Data& data) {
   std::sort(out.pareto.begin(), out.pareto.end(),
             [&](std::size_t a, std::size_t b) { return *out.candidates[a].price_usd < *out.candidates[b].price_usd; });
 
+  // Buy or rent, for the plans shown: the cheapest on-demand rent of the same GPUs.
+  const double utilization = estimate::CostOptions{}.utilization;
+  for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k) {
+    auto& c = out.candidates[out.plans[k]];
+    if (c.instance || !c.price_usd) continue;
+    // The GPUs that must share a rented machine: a serving replica's group, a training job's node
+    // (up to 8), a split model's GPUs.
+    const int together = c.serve ? c.serve->tp : std::min(c.count, 8);
+    c.rent = estimate::cheapest_rent(*c.gpu, c.count, together, data.prices);
+    if (!c.rent || !c.gpu->tdp_w || data.prices.kwh_usd.value <= 0) continue;
+    const double watts = *c.gpu->tdp_w * c.count + (c.host.fits() ? c.host.power_w.value_or(0) : 0);
+    const double pue = data.prices.pue.value > 0 ? data.prices.pue.value : 1;
+    const double energy_per_hour = watts / 1000 * pue * data.prices.kwh_usd.value;
+    if (auto h = estimate::breakeven_hours(*c.price_usd, energy_per_hour, c.rent->usd_per_hour))
+      c.breakeven_months = *h / (estimate::kHoursPerMonth * utilization);
+    if (c.perf.time_s && estimate::is_training(c.w.task))
+      c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
+  }
+
   // Reasons and hints.
   for (auto i : out.plans) {
     auto& c = out.candidates[i];
@@ -883,6 +902,19 @@ Recommendation recommend(const Request& req, const Data& data) {
     if (req.deadline_s && c.energy_usd)
       why += fmt::format("; energy {}{}", util::format_money(*c.energy_usd),
                          c.job_cost_usd ? fmt::format(", {} in all", util::format_money(*c.job_cost_usd)) : "");
+    if (c.rent) {
+      const std::string rent =
+          fmt::format("{}{} at {}", c.rent->instances > 1 ? fmt::format("{} x ", c.rent->instances) : "",
+                      instance_label(*c.rent->instance), util::format_rate(c.rent->usd_per_hour));
+      if (c.rent_job_usd && c.job_cost_usd)
+        why += fmt::format("; renting for the job: {} ({}), {} buying", util::format_money(*c.rent_job_usd), rent,
+                           *c.rent_job_usd < *c.job_cost_usd ? "less than" : "more than");
+      else if (c.breakeven_months)
+        why += fmt::format("; buy if it runs more than {} months at {:.0f}% use, else rent ({})",
+                           util::format_number(*c.breakeven_months), utilization * 100, rent);
+      else
+        why += fmt::format("; rent: {} costs no more than the power of owning it", rent);
+    }
     c.reason = why;
   }
   for (auto& c : out.candidates) {

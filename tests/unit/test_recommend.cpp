@@ -775,3 +775,32 @@ TEST_CASE("cli: recommend --serve output and errors", "[cli][recommend][serve]")
   CHECK(err({"--serve", "--users", "5", "--cloud"}) ==
         "gpuadvisor: error: --serve: plans GPUs to buy; price renting the plan it finds with 'gpuadvisor cost'\n");
 }
+
+TEST_CASE("recommend: buy or rent, for the plans shown", "[recommend][cost]") {
+  // The arithmetic: buying pays off after purchase / (rent - energy) busy hours.
+  CHECK(*estimate::breakeven_hours(100000, 5, 25) == Approx(5000));
+  CHECK_FALSE(estimate::breakeven_hours(100000, 30, 25));
+  const auto& cat = test::gpus();
+  const auto rent = estimate::cheapest_rent(*cat.find("h100-sxm"), 40, 8, test::prices());
+  REQUIRE(rent);
+  CHECK(rent->instance->gpu_count >= 8);
+  CHECK(rent->instances * rent->instance->gpu_count >= 40);
+  for (const auto& inst : test::prices().instances)
+    if (inst.gpu_id == "h100-sxm" && inst.usd_per_hour && inst.gpu_count >= 8)
+      CHECK(rent->usd_per_hour <= std::ceil(40.0 / inst.gpu_count) * *inst.usd_per_hour + 1e-9);
+  // A one-off job: renting it costs a fraction of buying the cluster, and the plan says so.
+  auto r = test::run_cli({"recommend", "--model", "7B", "--task", "train", "--tokens", "1T", "--deadline", "30d",
+                          "--gpu", "h100-sxm", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto p = nlohmann::json::parse(r.out)["plans"][0];
+  REQUIRE(p.contains("rent"));
+  CHECK(p["rent"]["job_usd"].get<double>() < p["job_cost_usd"].get<double>() / 5);
+  CHECK(p["reason"].get<std::string>().find("renting for the job: ") != std::string::npos);
+  // A service runs for months: the break-even month count.
+  auto s = test::run_cli(
+      {"recommend", "--model", "llama-3.1-70b", "--serve", "--users", "50", "--gpu", "h100-sxm", "--format", "json"});
+  REQUIRE(s.code == 0);
+  const auto sp = nlohmann::json::parse(s.out)["plans"][0];
+  CHECK(sp["rent"]["breakeven_months"].get<double>() > 1);
+  CHECK(sp["reason"].get<std::string>().find("buy if it runs more than ") != std::string::npos);
+}

@@ -58,6 +58,16 @@ struct CostEstimate {
   std::vector<std::string> assumptions;
 };
 
+/// The cheapest on-demand way to rent `count` of `gpu`: whole instances with that GPU and at least
+/// `together` GPUs each (the GPUs that must share a machine), enough of them; nullopt when the
+/// price list has none with a rate.
+std::optional<CloudQuote> cheapest_rent(const catalog::Gpu& gpu, int count, int together,
+                                        const catalog::Prices& prices);
+
+/// Busy hours after which buying (purchase + energy per hour) costs less than renting at
+/// `rent_usd_per_hour`; nullopt when renting costs no more than the energy.
+std::optional<double> breakeven_hours(double purchase_usd, double energy_usd_per_hour, double rent_usd_per_hour);
+
 CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const PerfEstimate& perf, bool fits,
                            const catalog::Prices& prices, const CostOptions& o);
 

@@ -9,6 +9,7 @@
 #include "gpuadvisor/catalog/efficiency.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/prices.h"
+#include "gpuadvisor/estimate/cost.h"
 #include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/estimate/perf.h"
 #include "gpuadvisor/estimate/platform.h"
@@ -83,6 +84,10 @@ struct Candidate {
   std::optional<double> energy_usd;    ///< purchases with --tokens: electricity for the job (GPUs and host at TDP, PUE)
   std::optional<double> job_cost_usd;  ///< purchase price + energy_usd
   std::optional<estimate::ServeMetrics> serve;  ///< --serve: the service this plan gives
+  /// Purchases shown: the cheapest on-demand rent of the same GPUs, and when buying pays off.
+  std::optional<estimate::CloudQuote> rent;
+  std::optional<double> breakeven_months;  ///< at the default utilisation; nullopt: rent costs no more than power
+  std::optional<double> rent_job_usd;      ///< with a known job length: renting for the job
   /// One per recommend rule, with the value of its metric. The failed ones carry their message in
   /// the plans and the nearest rejected (what is shown); explain() makes them for the others.
   std::vector<Outcome> outcomes;
