@@ -57,6 +57,15 @@ rules::Request cloud_request(const std::string& model, const std::string& task, 
 
 rules::Data data() { return {test::gpus(), test::rule_set(), test::eff(), test::prices()}; }
 
+// `recommend --model MODEL ARGS...` run as a user would, which must stop with a usage error: its
+// stderr (the exit code is checked here).
+std::string usage_error(const std::string& model, std::vector<std::string> args) {
+  args.insert(args.begin(), {"recommend", "--model", model});
+  auto x = test::run_cli(args);
+  CHECK(x.code == 2);
+  return x.err;
+}
+
 rules::Recommendation run_cloud(const std::string& model, const std::string& task, const std::string& tokens,
                                 std::optional<double> budget, bool per_hour, std::vector<std::string> providers = {}) {
   return rules::recommend(cloud_request(model, task, tokens, budget, per_hour, std::move(providers)), data());
@@ -534,12 +543,7 @@ TEST_CASE("cli: recommend candidate filters, and their errors", "[cli][recommend
     const std::string id = p["gpu_id"];
     CHECK((id == "rtx-4090" || id == "rtx-5090" || id == "rtx-3090"));
   }
-  auto err = [](std::vector<std::string> args) {
-    args.insert(args.begin(), {"recommend", "--model", "10B"});
-    auto x = test::run_cli(args);
-    CHECK(x.code == 2);
-    return x.err;
-  };
+  auto err = [](std::vector<std::string> args) { return usage_error("10B", std::move(args)); };
   CHECK(err({"--gpu", "rtx-4091"}) ==
         "gpuadvisor: error: --gpu: unknown GPU \"rtx-4091\", did you mean 'rtx-4090'? (see 'gpuadvisor catalog "
         "list')\n");
@@ -626,12 +630,7 @@ TEST_CASE("cli: recommend --deadline ways out and errors", "[cli][recommend][dea
   CHECK(flat.find("- no plan of at most 2,048 GPUs finishes in 24.0 h: the fastest, 8 x NVIDIA B200 (bf16), takes "
                   "24.7 years; about 72,176 of them would (more than the 4,096 GPUs --max-gpus plans), or a later "
                   "--deadline, or fewer --tokens") != std::string::npos);
-  auto err = [](std::vector<std::string> args) {
-    args.insert(args.begin(), {"recommend", "--model", "7B"});
-    auto x = test::run_cli(args);
-    CHECK(x.code == 2);
-    return x.err;
-  };
+  auto err = [](std::vector<std::string> args) { return usage_error("7B", std::move(args)); };
   CHECK(err({"--deadline", "30d"}) ==
         "gpuadvisor: error: --deadline: plans training by a date; add --task train, lora or qlora (and --tokens)\n");
   CHECK(err({"--task", "train", "--deadline", "30d"}) ==
@@ -744,12 +743,7 @@ TEST_CASE("cli: recommend --serve output and errors", "[cli][recommend][serve]")
                              "--top", "1", "--format", "json"});
   REQUIRE(tpot.code == 0);
   CHECK(nlohmann::json::parse(tpot.out)["plans"][0]["serve"]["tokens_per_user_s"].get<double>() >= 20);
-  auto err = [](std::vector<std::string> args) {
-    args.insert(args.begin(), {"recommend", "--model", "llama-3.1-8b"});
-    auto x = test::run_cli(args);
-    CHECK(x.code == 2);
-    return x.err;
-  };
+  auto err = [](std::vector<std::string> args) { return usage_error("llama-3.1-8b", std::move(args)); };
   CHECK(err({"--users", "50"}) ==
         "gpuadvisor: error: --users, --rps, --prompt-tokens, --output-tokens, --ttft, --tpot and --tokens-per-user-s "
         "size a service: add --serve\n");
