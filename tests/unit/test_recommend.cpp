@@ -57,6 +57,32 @@ rules::Request cloud_request(const std::string& model, const std::string& task, 
 
 rules::Data data() { return {test::gpus(), test::rule_set(), test::eff(), test::prices()}; }
 
+// Training `model` on `tokens` (1T) within `deadline_s`, on at most `max_gpus`.
+rules::Request deadline_request(const std::string& model, const std::string& tokens, double deadline_s, int max_gpus) {
+  rules::Request req;
+  estimate::WorkloadInput in;
+  in.model = model;
+  in.task = "train";
+  in.tokens = tokens;
+  req.base = estimate::make_workload(in, models(), &req.set);
+  req.deadline_s = deadline_s;
+  req.max_gpus = max_gpus;
+  return req;
+}
+
+// Serving `model` to `users` at `tokens_per_user_s` each, first token within `ttft_s`.
+rules::Request serve_request(const std::string& model, double users, double tokens_per_user_s, double ttft_s,
+                             int max_gpus) {
+  auto req = request(model, "", std::nullopt);
+  estimate::ServeTarget t;
+  t.users = users;
+  t.tokens_per_user_s = tokens_per_user_s;
+  t.ttft_s = ttft_s;
+  req.serve = t;
+  req.max_gpus = max_gpus;
+  return req;
+}
+
 // `recommend --model MODEL ARGS...` run as a user would, which must stop with a usage error: its
 // stderr (the exit code is checked here).
 std::string usage_error(const std::string& model, std::vector<std::string> args) {
@@ -211,26 +237,11 @@ TEST_CASE("rules: the registry, the docs and the tests agree", "[rules]") {
     note(run("llama-3.1-8b", "train", 100000));
     {
       // A deadline some plans meet and others miss.
-      auto d = request("7B", "train", std::nullopt);
-      estimate::WorkloadInput din;
-      din.model = "7B";
-      din.task = "train";
-      din.tokens = "1T";
-      d.base = estimate::make_workload(din, models(), &d.set);
-      d.deadline_s = 30 * 86400.0;
-      d.max_gpus = 64;
-      note(rules::recommend(d, data()));
+      note(rules::recommend(deadline_request("7B", "1T", 30 * 86400.0, 64), data()));
     }
     {
       // Service levels some plans meet and others miss.
-      auto sv = request("llama-3.1-8b", "", std::nullopt);
-      estimate::ServeTarget t;
-      t.users = 50;
-      t.tokens_per_user_s = 30;
-      t.ttft_s = 0.5;
-      sv.serve = t;
-      sv.max_gpus = 16;
-      note(rules::recommend(sv, data()));
+      note(rules::recommend(serve_request("llama-3.1-8b", 50, 30, 0.5, 16), data()));
     }
     auto edge = test::run_cli({"recommend", "--model", "yolov8s", "--scenario", "edge", "--power-limit", "30W"});
     CHECK(edge.code == 0);
@@ -566,14 +577,7 @@ TEST_CASE("cli: recommend candidate filters, and their errors", "[cli][recommend
 
 TEST_CASE("recommend --deadline: per GPU type the fewest GPUs that train in time, cheapest job first",
           "[recommend][deadline]") {
-  auto req = request("7B", "train", std::nullopt);
-  estimate::WorkloadInput in;
-  in.model = "7B";
-  in.task = "train";
-  in.tokens = "1T";
-  req.base = estimate::make_workload(in, models(), &req.set);
-  req.deadline_s = 30 * 86400.0;
-  req.max_gpus = 2048;
+  const auto req = deadline_request("7B", "1T", 30 * 86400.0, 2048);
   auto r = rules::recommend(req, data());
   REQUIRE(r.plans.size() >= 3);
   double prev_cost = 0;
@@ -645,13 +649,8 @@ TEST_CASE("cli: recommend --deadline ways out and errors", "[cli][recommend][dea
 
 TEST_CASE("recommend --serve: the cheapest plans that meet every service level, with the fewest replicas",
           "[recommend][serve]") {
-  auto req = request("llama-3.1-70b", "", std::nullopt);
-  estimate::ServeTarget t;
-  t.users = 50;
-  t.tokens_per_user_s = 20;
-  t.ttft_s = 2;
-  req.serve = t;
-  req.max_gpus = 64;
+  const auto req = serve_request("llama-3.1-70b", 50, 20, 2, 64);
+  const auto& t = *req.serve;
   auto r = rules::recommend(req, data());
   REQUIRE(r.plans.size() >= 3);
   double prev_price = 0;
