@@ -344,6 +344,10 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
                          : compute == Precision::int8 ? "INT8 Tensor Cores"
                                                       : "a published peak");
     if (key == "segment") return gpu.segment;
+    if (key == "segment_article")  // "an edge GPU", "a consumer GPU"
+      return (gpu.segment.empty() || std::string_view("aeiou").find(gpu.segment[0]) == std::string_view::npos ? "a "
+                                                                                                              : "an ") +
+             gpu.segment;
     if (key == "scenario_segments") return util::join(segs, ", ");
     if (key == "scaling_percent") return fmt::format("{:.0f}%", c.perf.scaling * 100);
     if (key == "vendor")
@@ -733,9 +737,15 @@ Recommendation recommend(const Request& req, const Data& data) {
       counts = {req.base.gpus};
     else
       for (int n = 1; n <= (to_deadline ? std::min(8, req.max_gpus) : req.max_gpus); n *= 2) counts.push_back(n);
+    std::vector<std::string> untimed;  // --serve: GPUs without a compute peak
     for (const auto& gpu : data.catalog.gpus()) {
       if (!req.filter.admits(gpu)) continue;
       if (req.serve) {
+        // Without a published compute peak prefill cannot be timed: no service to plan, said once.
+        if (!gpu.any_peak()) {
+          untimed.push_back(gpu.id);
+          continue;
+        }
         // Serving: per precision and tensor-parallel group, the fewest replicas that meet the targets.
         for (const auto& p : serve_precisions(req, gpu))
           for (int tp = 1; tp <= std::min(8, req.max_gpus); tp *= 2) {
@@ -785,6 +795,9 @@ Recommendation recommend(const Request& req, const Data& data) {
         add_candidates(gpu, static_cast<int>(n), nullptr);
       }
     }
+    if (!untimed.empty())
+      out.defaults.push_back(fmt::format("not planned for serving, no published compute peak to time prefill with: {}",
+                                         util::join(untimed, ", ")));
   }
   const double load = req.serve ? req.serve->users.value_or(req.serve->rps.value_or(0)) : 0;
   for (auto& c : out.candidates)
