@@ -77,6 +77,13 @@ rules::CandidateFilter make_filter(Context& ctx, const RecommendFlags& o, rules:
   };
   if (!o.vendor.empty()) names("--vendor", o.vendor, {"nvidia", "amd", "intel", "apple"}, f.vendors);
   if (!o.segment.empty()) names("--segment", o.segment, {"consumer", "workstation", "datacenter", "edge"}, f.segments);
+  if (!f.segments.empty() && !r.scenario.empty() && r.scenario != "cloud") {
+    const auto takes = rules::scenario_segments(r.scenario);
+    if (std::none_of(f.segments.begin(), f.segments.end(),
+                     [&](const std::string& x) { return std::find(takes.begin(), takes.end(), x) != takes.end(); }))
+      throw Error(fmt::format("--segment {}: the {} scenario takes {} GPUs only; drop one of --segment and --scenario",
+                              util::join(f.segments, ","), r.scenario, util::join_list(takes, "and")));
+  }
   f.cuda_only = o.cuda_only;
   f.new_only = o.new_only;
   if (o.new_only && o.used)

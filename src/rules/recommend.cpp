@@ -34,13 +34,6 @@ std::vector<std::string> precisions_for(const estimate::Workload& w, const estim
   return {w.precision};
 }
 
-std::vector<std::string> scenario_segments(const std::string& scenario) {
-  if (scenario == "personal" || scenario == "workstation") return {"consumer", "workstation"};
-  if (scenario == "edge") return {"edge"};
-  if (scenario == "datacenter") return {"consumer", "workstation", "datacenter"};
-  return {"consumer", "workstation", "datacenter", "edge"};
-}
-
 double throughput_of(const estimate::PerfEstimate& p, const estimate::Workload& w) {
   if (!p.available) return 0;
   if (p.images_per_s) return p.images_per_s->typical;
@@ -486,6 +479,13 @@ std::string score_unit(Prefer p, const std::string& tu, bool cloud) {
 }
 
 }  // namespace
+
+std::vector<std::string> scenario_segments(const std::string& scenario) {
+  if (scenario == "personal" || scenario == "workstation") return {"consumer", "workstation"};
+  if (scenario == "edge") return {"edge"};
+  if (scenario == "datacenter") return {"consumer", "workstation", "datacenter"};
+  return {"consumer", "workstation", "datacenter", "edge"};
+}
 
 std::string_view name(Prefer p) {
   switch (p) {

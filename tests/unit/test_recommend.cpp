@@ -571,6 +571,9 @@ TEST_CASE("cli: recommend candidate filters, and their errors", "[cli][recommend
         "NVIDIA GPUs (--cuda-only))\n");
   CHECK(err({"--max-power", "5kg"}) ==
         "gpuadvisor: error: --max-power: expected a power like 30W, 0.7kW or 700, got \"5kg\"\n");
+  CHECK(err({"--segment", "edge", "--scenario", "datacenter"}) ==
+        "gpuadvisor: error: --segment edge: the datacenter scenario takes consumer, workstation and datacenter GPUs "
+        "only; drop one of --segment and --scenario\n");
   CHECK(err({"--new-only", "--used"}) ==
         "gpuadvisor: error: --new-only: leaves out the discontinued cards that --used prices; give one or the other\n");
 }

@@ -20,6 +20,9 @@ namespace gpuadvisor::rules {
 
 enum class Prefer { balanced, cost, speed, efficiency };
 
+/// The GPU segments a scenario takes ("" takes every segment).
+std::vector<std::string> scenario_segments(const std::string& scenario);
+
 /// The most GPUs one plan may have (--max-gpus).
 inline constexpr int kMaxPlanGpus = 4096;
 std::string_view name(Prefer p);
