@@ -203,6 +203,11 @@ class Row {
   const SmiCapture& cap_;
 };
 
+// Whether a captured memory size (MiB) is the card's, within 10% (unknown: yes).
+bool same_memory(const catalog::Gpu& g, std::optional<double> mem_mib) {
+  return !mem_mib || std::fabs(*mem_mib * 1048576.0 / g.memory_bytes - 1.0) <= 0.1;
+}
+
 // Every catalog id, name and alias, squashed ("NVIDIA A100-SXM4-80GB" -> "nvidiaa100sxm480gb"), built
 // once per capture. Identification is exact: a loose match would take a Quadro RTX 4000 (Turing) for
 // the RTX 4000 Ada or an H20 for the H200.
@@ -234,7 +239,7 @@ class NameIndex {
     if (p.size() < 6) return out;
     for (const auto& [key, g] : by_name_) {
       if (!util::starts_with(key, p)) continue;
-      if (mem_mib && std::fabs(*mem_mib * 1048576.0 / g->memory_bytes - 1.0) > 0.1) continue;
+      if (!same_memory(*g, mem_mib)) continue;
       if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
     }
     std::sort(out.begin(), out.end(), [](const auto* x, const auto* y) { return x->id < y->id; });
@@ -265,10 +270,6 @@ bool completes_last_word(std::string_view cut, const catalog::Gpu& g) {
   };
   if (completes(g.name) || completes(strip_brand(g.name))) return true;
   return std::any_of(g.aliases.begin(), g.aliases.end(), completes);
-}
-
-bool same_memory(const catalog::Gpu& g, std::optional<double> mem_mib) {
-  return !mem_mib || std::fabs(*mem_mib * 1048576.0 / g.memory_bytes - 1.0) <= 0.1;
 }
 
 // The card a PCI device id names: the one record listing it, or of those listing it the one of the

@@ -127,6 +127,17 @@ struct Search {
 // Fills `c`, a new candidate in place in the list (a candidate is large: no copy, no move). With
 // `render`, the outcomes of failed rules get their messages: recommend renders them only for the
 // candidates it shows (render_messages), most of the others fail the budget and are never read.
+// Electricity per busy hour of `count` GPUs in their host: the GPUs and the host at rated power,
+// times the PUE and the price per kWh of data/cloud.json; nullopt when the GPU's power or the price
+// is unknown.
+std::optional<double> energy_usd_per_hour(const catalog::Gpu& gpu, int count, const estimate::Host& host,
+                                          const catalog::Prices& prices) {
+  if (!gpu.tdp_w || prices.kwh_usd.value <= 0) return std::nullopt;
+  const double watts = *gpu.tdp_w * count + (host.fits() ? host.power_w.value_or(0) : 0);
+  const double pue = prices.pue.value > 0 ? prices.pue.value : 1;
+  return watts / 1000 * pue * prices.kwh_usd.value;
+}
+
 void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& gpu, int count,
                         const std::string& precision, const catalog::CloudInstance* inst, bool render,
                         const estimate::ServeMetrics* serve = nullptr) {
@@ -196,13 +207,12 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
     }
   }
 
-  // Energy for a job of known length, on a purchase: the GPUs and the host at their rated power.
-  if (!inst && c.perf.time_s && gpu.tdp_w && data.prices.kwh_usd.value > 0) {
-    const double watts = *gpu.tdp_w * count + (c.host.fits() ? c.host.power_w.value_or(0) : 0);
-    const double pue = data.prices.pue.value > 0 ? data.prices.pue.value : 1;
-    c.energy_usd = watts / 1000 * pue * c.perf.time_s->typical / 3600 * data.prices.kwh_usd.value;
-    if (c.price_usd) c.job_cost_usd = *c.price_usd + *c.energy_usd;
-  }
+  // Energy for a job of known length, on a purchase.
+  if (!inst && c.perf.time_s)
+    if (auto per_hour = energy_usd_per_hour(gpu, count, c.host, data.prices)) {
+      c.energy_usd = *per_hour * c.perf.time_s->typical / 3600;
+      if (c.price_usd) c.job_cost_usd = *c.price_usd + *c.energy_usd;
+    }
 
   // Power: a configurable range lets the plan run capped at the limit.
   // Unknown power (nothing published): the power rules read an unknown metric and are n/a.
@@ -377,6 +387,13 @@ void render_messages(Candidate& c, const Search& search) {
   c.outcomes = std::move(again.outcomes);
 }
 
+// A score less the advice penalties: each advice rule that fires cuts it by its weight.
+double advised(double s, const Candidate& c) {
+  for (const auto& o : c.outcomes)
+    if (o.applicable && !o.passed && o.rule->kind == Kind::advice) s *= 1 - o.rule->weight;
+  return s;
+}
+
 double score_of(const Candidate& c, Prefer p) {
   double t = c.throughput;
   if (t <= 0) return 0;
@@ -416,19 +433,11 @@ double score_of(const Candidate& c, Prefer p) {
         break;
     }
   }
-  for (const auto& o : c.outcomes)
-    if (o.applicable && !o.passed && o.rule->kind == Kind::advice) s *= 1 - o.rule->weight;
-  return s;
+  return advised(s, c);
 }
 
 // With a deadline, plans are ranked by what the whole job costs: tokens trained per dollar of
 // purchase and energy (the job is fixed, so more per dollar is cheaper), less the advice penalties.
-double advised(double s, const Candidate& c) {
-  for (const auto& o : c.outcomes)
-    if (o.applicable && !o.passed && o.rule->kind == Kind::advice) s *= 1 - o.rule->weight;
-  return s;
-}
-
 double job_cost_score(const Candidate& c) {
   if (!c.job_cost_usd || *c.job_cost_usd <= 0) return 0;
   return advised(c.w.tokens / *c.job_cost_usd, c);
@@ -865,11 +874,9 @@ Recommendation recommend(const Request& req, const Data& data) {
     // (up to 8), a split model's GPUs.
     const int together = c.serve ? c.serve->tp : std::min(c.count, 8);
     c.rent = estimate::cheapest_rent(*c.gpu, c.count, together, data.prices);
-    if (!c.rent || !c.gpu->tdp_w || data.prices.kwh_usd.value <= 0) continue;
-    const double watts = *c.gpu->tdp_w * c.count + (c.host.fits() ? c.host.power_w.value_or(0) : 0);
-    const double pue = data.prices.pue.value > 0 ? data.prices.pue.value : 1;
-    const double energy_per_hour = watts / 1000 * pue * data.prices.kwh_usd.value;
-    if (auto h = estimate::breakeven_hours(*c.price_usd, energy_per_hour, c.rent->usd_per_hour))
+    const auto energy_per_hour = energy_usd_per_hour(*c.gpu, c.count, c.host, data.prices);
+    if (!c.rent || !energy_per_hour) continue;
+    if (auto h = estimate::breakeven_hours(*c.price_usd, *energy_per_hour, c.rent->usd_per_hour))
       c.breakeven_months = *h / (estimate::kHoursPerMonth * utilization);
     if (c.perf.time_s && estimate::is_training(c.w.task))
       c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;

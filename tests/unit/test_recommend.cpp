@@ -83,6 +83,13 @@ rules::Request serve_request(const std::string& model, double users, double toke
   return req;
 }
 
+// Whether an advice rule (non-CUDA software, used cards, ...) cut the candidate's score.
+bool advice_fired(const rules::Candidate& c) {
+  return std::any_of(c.outcomes.begin(), c.outcomes.end(), [](const rules::Outcome& o) {
+    return o.applicable && !o.passed && o.rule->kind == rules::Kind::advice;
+  });
+}
+
 // `recommend --model MODEL ARGS...` run as a user would, which must stop with a usage error: its
 // stderr (the exit code is checked here).
 std::string usage_error(const std::string& model, std::vector<std::string> args) {
@@ -594,9 +601,7 @@ TEST_CASE("recommend --deadline: per GPU type the fewest GPUs that train in time
     for (const auto& d : r.candidates)
       if (d.gpu == c.gpu && d.count < c.count && d.accepted) CHECK(d.w.precision != c.w.precision);
     // Cheapest job first, among the priced plans no advice rule cuts.
-    const bool advised = std::any_of(c.outcomes.begin(), c.outcomes.end(), [](const rules::Outcome& o) {
-      return o.applicable && !o.passed && o.rule->kind == rules::Kind::advice;
-    });
+    const bool advised = advice_fired(c);
     if (c.job_cost_usd && !advised) {
       CHECK(*c.job_cost_usd >= prev_cost);
       prev_cost = *c.job_cost_usd;
@@ -674,9 +679,7 @@ TEST_CASE("recommend --serve: the cheapest plans that meet every service level, 
       auto fewer = estimate::serve_metrics(base, *c.gpu, sv.tp, sv.replicas - 1, t, test::eff(), 0.10);
       CHECK_FALSE((fewer.feasible && fewer.tokens_per_user_s >= 20 && fewer.ttft_s <= 2));
     }
-    const bool advised = std::any_of(c.outcomes.begin(), c.outcomes.end(), [](const rules::Outcome& o) {
-      return o.applicable && !o.passed && o.rule->kind == rules::Kind::advice;
-    });
+    const bool advised = advice_fired(c);
     if (c.price_usd && !advised) {
       CHECK(*c.price_usd >= prev_price);  // cheapest first, among the plans no advice rule cuts
       prev_price = *c.price_usd;
