@@ -38,7 +38,7 @@ FactorId mfu_factor(const Workload& w, const catalog::Gpu& gpu) {
 
 FactorId bandwidth_factor(const Workload& w) {
   const std::string_view p = w.precision;
-  if (p == "q4_k_m" || p == "q5_k_m" || p == "q8_0") return FactorId::decode_bandwidth_gguf;
+  if (w.format().gguf) return FactorId::decode_bandwidth_gguf;
   if (p == "gptq-int4" || p == "awq-int4" || p == "int4" || p == "nf4") return FactorId::decode_bandwidth_int4;
   return FactorId::decode_bandwidth;
 }
@@ -92,10 +92,19 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   out.compute = peak ? peak->first : w.format().compute;
   out.peak_flops = peak ? peak->second : 0;
   out.compute_known = peak.has_value();
-  const double N = w.gpus;
-  const Range sc = scaling(gpu, w.gpus, eff);
+  // llama.cpp splits a GGUF model's layers over the GPUs (its default --split-mode layer): a token
+  // passes through them in turn, so they hold more but one stream runs no faster, and no
+  // all-reduce is paid. Each group of tp GPUs computes at one GPU's rate.
+  const bool layer_split = w.format().gguf && !is_training(w.task) && w.tp > 1;
+  const double N = layer_split ? static_cast<double>(w.gpus) / w.tp : w.gpus;
+  const Range sc = layer_split ? Range{1, 1, 1} : scaling(gpu, w.gpus, eff);
   out.scaling = sc.typical;
-  if (w.gpus > 1) out.factors.push_back(catalog::factor_name(scaling_factor(gpu, w.gpus)));
+  if (w.gpus > 1 && !layer_split) out.factors.push_back(catalog::factor_name(scaling_factor(gpu, w.gpus)));
+  if (explain && layer_split)
+    out.assumptions.push_back(fmt::format(
+        "llama.cpp splits the GGUF layers over {} GPUs (--split-mode layer): a token passes through them in turn, "
+        "so they hold the model but decode no faster than one",
+        w.tp));
   const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
   const double P = m.params_per_token();
   if (explain && out.compute_known)
@@ -192,7 +201,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   Range bw = factor_range(bf);
   out.bandwidth_efficiency = bw.typical;
   // Per step: memory time on each GPU (its shard) vs compute time for the batch.
-  Range mem_rate = bw.scaled(gpu.bandwidth_bytes_per_s() / out.decode_bytes_per_step);  // steps/s
+  // A layer split reads every GPU's shard one after another in each step.
+  const double shards_in_turn = layer_split ? w.tp : 1;
+  Range mem_rate = bw.scaled(gpu.bandwidth_bytes_per_s() / (out.decode_bytes_per_step * shards_in_turn));  // steps/s
   // Unknown compute: no compute limit is applied (the estimate holds where decode is bandwidth-bound).
   Range cmp_rate = out.compute_known ? pmfu.scaled(N * out.peak_flops / (b * prefill_flops))
                                      : Range{HUGE_VAL, HUGE_VAL, HUGE_VAL};  // steps/s

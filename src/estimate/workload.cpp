@@ -36,9 +36,9 @@ constexpr WeightFormat kFormats[] = {
      "GPTQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
     {"awq-int4", 4.15625, 4, Precision::fp16, true, "AWQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
     {"nf4", 4.127, 4, Precision::bf16, true, "bitsandbytes NF4 with double quantization (4.127 bits, QLoRA paper)"},
-    {"q4_k_m", 4.85, 4, Precision::fp16, false, "GGUF Q4_K_M, ~4.85 bits per weight on average"},
-    {"q5_k_m", 5.69, 5, Precision::fp16, false, "GGUF Q5_K_M, ~5.69 bits per weight on average"},
-    {"q8_0", 8.5, 8, Precision::fp16, false, "GGUF Q8_0: 32 int8 weights + one fp16 scale (8.5 bits)"},
+    {"q4_k_m", 4.85, 4, Precision::fp16, false, "GGUF Q4_K_M, ~4.85 bits per weight on average", true},
+    {"q5_k_m", 5.69, 5, Precision::fp16, false, "GGUF Q5_K_M, ~5.69 bits per weight on average", true},
+    {"q8_0", 8.5, 8, Precision::fp16, false, "GGUF Q8_0: 32 int8 weights + one fp16 scale (8.5 bits)", true},
 };
 
 // Optimizer state per trainable parameter in mixed precision (ZeRO paper, Rajbhandari et al.

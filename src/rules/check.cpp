@@ -569,23 +569,9 @@ struct Builder {
         estimate::WorkloadSet set;
         estimate::Workload w = estimate::make_workload(in, data.models, &set);
         const double cap = gpu.memory_bytes;
-        if (estimate::is_training(w.task)) {
-          w = estimate::plan_layout(std::move(w), set, gpu, data.efficiency);
-        } else if (!set.tp && !set.pp && w.gpus > 1) {
-          // Inference: replicas when one GPU holds the model, else the smallest tensor-parallel
-          // group that does.
-          estimate::Workload best = w;
-          for (int tp = 1; tp <= w.gpus; tp *= 2) {
-            estimate::Workload probe = w;
-            probe.tp = tp;
-            if (!estimate::check_layout(probe).empty()) continue;
-            best = probe;
-            if (estimate::estimate_memory(probe, data.efficiency).per_gpu_bytes <=
-                cap * (1 - estimate::kDefaultHeadroom))
-              break;
-          }
-          w = best;
-        }
+        // Training is laid out for the GPU here; inference already was, by make_workload, as
+        // memory, fit and recommend lay it out (estimate::inference_tp).
+        if (estimate::is_training(w.task)) w = estimate::plan_layout(std::move(w), set, gpu, data.efficiency);
         const double need = estimate::estimate_memory(w, data.efficiency).per_gpu_bytes;
         const double headroom = (cap - need) / cap;
         std::string model_ptr = wl.ptr + (doc.line_of(wl.ptr + "/model") ? "/model" : "");

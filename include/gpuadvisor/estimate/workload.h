@@ -32,6 +32,7 @@ struct WeightFormat {
   catalog::Precision compute;
   bool embeddings_16bit;  ///< embeddings and LM head stay 16-bit (bitsandbytes, GPTQ, AWQ)
   std::string_view note;  ///< where the bits figure comes from
+  bool gguf = false;      ///< a llama.cpp GGUF format: llama.cpp runs it and splits its layers over GPUs
 };
 std::span<const WeightFormat> weight_formats();
 const WeightFormat* find_format(std::string_view id);
