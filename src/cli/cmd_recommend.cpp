@@ -19,7 +19,7 @@ struct RecommendFlags {
   estimate::WorkloadInput in;
   std::string budget, power_limit, scenario, max_gpus, prefer, top = "5", provider;
   std::string only_gpus, exclude_gpus, vendor, segment, max_power;  // candidate filters
-  std::string deadline;
+  std::string deadline, months;
   bool serve = false;
   std::string users, rps, prompt_tokens, output_tokens, ttft, tpot, tokens_per_user_s;  // --serve
   bool used = false, explain = false, pareto = false, cloud = false, cuda_only = false, new_only = false;
@@ -263,6 +263,12 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
     r.max_gpus = static_cast<int>(*n);
     r.max_gpus_set = true;
   }
+  if (!o.months.empty()) {
+    auto n = util::parse_int(o.months, 1, 120);
+    if (!n) throw Error("--months: " + n.error());
+    if (r.cloud) throw Error("--months: weighs buying against renting; --cloud plans renting only");
+    r.months = static_cast<int>(*n);
+  }
   if (!o.prefer.empty()) {
     static const std::vector<std::string> prefs = {"balanced", "cost", "speed", "efficiency"};
     auto it = std::find(prefs.begin(), prefs.end(), o.prefer);
@@ -336,6 +342,14 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
                  {"usd_per_hour", c.rent->usd_per_hour},
                  {"breakeven_months", c.breakeven_months ? util::Json(*c.breakeven_months) : util::Json(nullptr)},
                  {"job_usd", c.rent_job_usd ? util::Json(*c.rent_job_usd) : util::Json(nullptr)}};
+    if (c.rent_over_months_usd) {
+      j["rent"]["over_months_usd"] = *c.rent_over_months_usd;
+      j["rent"]["buy_over_months_usd"] =
+          c.buy_over_months_usd ? util::Json(*c.buy_over_months_usd) : util::Json(nullptr);
+    }
+  }
+  if (c.resale_usd) {
+    j["resale_usd"] = *c.resale_usd;
   }
   if (c.serve) {
     const auto& sv = *c.serve;
@@ -352,6 +366,7 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   if (c.job_cost_usd) j["job_cost_usd"] = *c.job_cost_usd;
   j["power_cap_w"] = c.power_cap_w ? util::Json(*c.power_cap_w) : util::Json(nullptr);
   j["score"] = c.score;
+  j["value"] = c.value ? util::Json(*c.value) : util::Json(nullptr);
   j["accepted"] = c.accepted;
   if (!c.reason.empty()) j["reason"] = c.reason;
   if (!c.hint.empty()) j["hint"] = c.hint;
@@ -386,6 +401,7 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   j["workload"] = estimate::to_json(req.base);
   j["budget_usd"] = req.budget_usd ? util::Json(*req.budget_usd) : util::Json(nullptr);
   if (req.deadline_s) j["deadline_s"] = *req.deadline_s;
+  if (req.months) j["months"] = *req.months;
   if (req.serve) {
     const auto& t = *req.serve;
     auto opt = [](const std::optional<double>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
@@ -402,6 +418,7 @@ util::Json to_json(const rules::Request& req, const rules::Recommendation& rec, 
   j["scenario"] = req.scenario.empty() ? util::Json(nullptr) : util::Json(req.scenario);
   j["prefer"] = rules::name(rec.prefer);
   j["score_unit"] = rec.score_unit;
+  j["value_unit"] = rec.value_unit;
   j["defaults"] = rec.defaults;
   util::Json plans = util::Json::array();
   for (std::size_t i = 0; i < top; ++i)
@@ -439,7 +456,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
         "prefer",        "top",           "cloud",     "provider", "gpu",
         "exclude",       "vendor",        "cuda_only", "segment",  "new_only",
         "max_power",     "deadline",      "serve",     "users",    "rps",
-        "prompt_tokens", "output_tokens", "ttft",      "tpot",     "tokens_per_user_s"};
+        "prompt_tokens", "output_tokens", "ttft",      "tpot",     "tokens_per_user_s",
+        "months"};
     run_batch(ctx, o.batch_file, o.in, own,
               [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
                 RecommendFlags flags = o;
@@ -461,6 +479,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                 text("segment", flags.segment);
                 text("max_power", flags.max_power);
                 text("deadline", flags.deadline);
+                text("months", flags.months);
                 if (line.has("serve")) flags.serve = line.boolean("serve");
                 text("users", flags.users);
                 text("rps", flags.rps);
@@ -504,7 +523,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                                         {"Price", Align::right},
                                         {"Memory/GPU", Align::right},
                                         {"Speed", Align::right},
-                                        {"Score", Align::right},
+                                        {rec.value_head, Align::right},
                                         {"Why"}};
     if (req.cloud) {
       cols[4] = {"Rate", Align::right};
@@ -534,7 +553,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
           price,
           fmt::format("{} / {}", util::format_bytes(c.memory_need_bytes), util::format_bytes(c.gpu->memory_bytes)),
           speed_cell(c),
-          util::format_number(c.score),
+          value_cell(c, rec),
           why};
       if (req.cloud) {
         row.insert(row.begin() + 1, c.instance ? rules::instance_label(*c.instance) : "");
@@ -559,7 +578,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     auto num = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
     std::vector<report::Column> cols;
     for (const char* h : {"rank", "gpu_id", "count", "precision", "task", "total_price_usd", "price_kind",
-                          "per_gpu_bytes", "capacity_bytes", "throughput", "time_s", "score"})
+                          "per_gpu_bytes", "capacity_bytes", "throughput", "time_s", "score", "value"})
       cols.push_back({h});
     if (req.cloud)
       for (const char* h : {"instance_id", "usd_per_hour", "rent_hours"}) cols.push_back({h});
@@ -578,7 +597,8 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
                                       num(c.gpu->memory_bytes),
                                       num(c.throughput),
                                       num(c.perf.time_s ? std::optional<double>(c.perf.time_s->typical) : std::nullopt),
-                                      num(c.score)};
+                                      num(c.score),
+                                      num(c.value)};
       if (req.cloud) {
         row.push_back(c.instance ? c.instance->id : "");
         row.push_back(num(c.usd_per_hour));
@@ -598,17 +618,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
   auto head = req.base;
   if (!req.set.precision && head.task == estimate::Task::inference) head.precision = "best precision that fits";
   if (req.serve) {
-    // Serving: the load and the targets, not one batch.
-    const auto& t = *req.serve;
-    std::string line = fmt::format("{} ({} params), serving {}, prompts of {} tokens, outputs of {}", head.model.name,
-                                   util::format_count(head.model.params),
-                                   t.users ? fmt::format("{} users", util::format_int(static_cast<long long>(*t.users)))
-                                           : fmt::format("{} requests/s", util::format_number(*t.rps)),
-                                   util::format_int(t.prompt_tokens), util::format_int(t.output_tokens));
-    if (t.tokens_per_user_s)
-      line += fmt::format(", at least {} tok/s per user", util::format_number(*t.tokens_per_user_s));
-    if (t.ttft_s) line += fmt::format(", first token within {}", util::format_duration(*t.ttft_s));
-    out << ctx.style.bold(line);
+    out << ctx.style.bold(serve_headline(req));
   } else {
     out << ctx.style.bold(describe(head));
   }
@@ -625,19 +635,19 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     const auto& best = rec.candidates[rec.plans.front()];
     if (best.instance)
       out << fmt::format(
-          "\nBest: {}: {} x {} in {}, {}{}. Score: {}.\n", rules::instance_label(*best.instance), best.count,
-          best.gpu->name, best.w.precision,
+          "\nBest: {}: {} x {} in {}, {}{}: {}.\n", rules::instance_label(*best.instance), best.count, best.gpu->name,
+          best.w.precision,
           best.usd_per_hour ? util::format_rate(*best.usd_per_hour) + " " + best.price_kind : "rate unknown",
           best.rent_usd ? fmt::format(", {} for the job ({})", util::format_money(*best.rent_usd),
                                       util::format_duration(*best.rent_hours * 3600))
                         : "",
-          rec.score_unit);
+          value_words(best, rec));
     else
       out << fmt::format(
-          "\nBest: {} x {} in {}, {}{}. Score: {}.\n", util::format_int(best.count), best.gpu->name, best.w.precision,
+          "\nBest: {} x {} in {}, {}{}: {}.\n", util::format_int(best.count), best.gpu->name, best.w.precision,
           best.price_usd ? util::format_money(*best.price_usd) : "price unknown",
           best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
-          rec.score_unit);
+          value_words(best, rec));
     std::vector<std::string> warnings;
     for (std::size_t k = 0; k < top; ++k)
       for (const auto& oc : rec.candidates[rec.plans[k]].outcomes)
@@ -742,6 +752,11 @@ void setup_recommend(CLI::App& app, Context& ctx) {
                   "Most GPUs in a plan (default: 1 edge, 2 personal, 4 workstation, 2,048 with --deadline, else 8)")
       ->group(c);
   cmd->add_flag("--used", o->used, "Include used-market prices where known")->group(c);
+  cmd->add_option("--months", o->months,
+                  "Buy or rent over this many months (1 to 120): resale value then, from the catalog's used prices")
+      ->type_name("N")
+      ->check(non_empty)
+      ->group(c);
   cmd->add_option("--deadline", o->deadline,
                   "Train by then (30d, 36h, 2w; needs --tokens): per GPU type the fewest GPUs that finish in time, "
                   "ranked by the job's cost with energy")
@@ -803,7 +818,10 @@ void setup_recommend(CLI::App& app, Context& ctx) {
       ->type_name("POWER")
       ->check(non_empty)
       ->group(k);
-  cmd->add_option("--prefer", o->prefer, "Ranking: balanced, cost, speed or efficiency")->group(c);
+  cmd->add_option("--prefer", o->prefer,
+                  "Ranking: cost (value: price per speed; the default but at the edge), speed, efficiency (edge "
+                  "default) or balanced")
+      ->group(c);
   cmd->add_option("--top", o->top, "How many plans to show (default 5)");
   cmd->add_option("--batch-file", o->batch_file,
                   "JSON Lines: one workload per line (profile fields, plus budget, power_limit, scenario, max_gpus, "

@@ -68,7 +68,10 @@ std::vector<std::string> glossary(const rules::Recommendation& rec, const std::v
   for (const auto& [term, line] : kTerms)
     if (text.find(term) != std::string::npos) out.push_back(line);
   out.push_back("Memory/GPU: what the job needs on each GPU, against its capacity (a share is kept free as headroom)");
-  out.push_back("Score: how the plans are ranked (the unit is under the ranking); higher is better");
+  const bool by_value = rec.prefer == rules::Prefer::cost || rec.prefer == rules::Prefer::efficiency;
+  out.push_back(rec.value_head + ": each plan's " + rec.value_unit +
+                (by_value ? ", what the plans are ranked by"
+                          : fmt::format("; the plans are ranked by {}", rules::name(rec.prefer))));
   return out;
 }
 
@@ -96,7 +99,7 @@ std::string html_footer(const Context& ctx, std::string_view command) {
 std::string recommend_html(Context& ctx, const rules::Request& req, const rules::Recommendation& rec,
                            const report::Table& plans, const report::Table& pareto) {
   const std::size_t top = std::min<std::size_t>(rec.plans.size(), static_cast<std::size_t>(req.top));
-  html::Page page("GPU recommendation", describe(req.base));
+  html::Page page("GPU recommendation", req.serve ? serve_headline(req) : describe(req.base));
 
   std::vector<std::pair<std::string, std::string>> kv;
   if (req.budget_usd)
@@ -111,7 +114,7 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
         {"Instances", fmt::format("one per plan, from the {} in the price list", ctx.prices().instances.size())});
   else
     kv.push_back({"GPUs per plan", fmt::format("1 to {}", req.max_gpus)});
-  kv.push_back({"Ranking", fmt::format("{} ({})", rules::name(rec.prefer), rec.score_unit)});
+  kv.push_back({"Ranking", fmt::format("{}: {}", rules::name(rec.prefer), rec.value_unit)});
   page.h2("Workload and constraints").kv(kv);
 
   if (top > 0) {
@@ -122,11 +125,10 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
       if (best.rent_usd) price += fmt::format(", {} for the job", util::format_money(*best.rent_usd));
     }
     page.p(fmt::format(
-               "Best: {}{} x {} in {}, {}{}. Score {} ({}).",
-               best.instance ? rules::instance_label(*best.instance) + ": " : "", best.count, best.gpu->name,
-               best.w.precision, price,
+               "Best: {}{} x {} in {}, {}{}: {}.", best.instance ? rules::instance_label(*best.instance) + ": " : "",
+               best.count, best.gpu->name, best.w.precision, price,
                best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
-               util::format_number(best.score), rec.score_unit),
+               value_words(best, rec)),
            "good");
     if (auto cp = cost_and_power(best); !cp.empty()) page.p(cp);
   } else {
@@ -220,6 +222,35 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
     page.h2("Terms on this page").list(glossary(rec, listed));
   }
   return page.str(html_footer(ctx, "recommend"));
+}
+
+// A plan's value in its ranking's unit: dollars as money, rates as numbers.
+std::string value_cell(const rules::Candidate& c, const rules::Recommendation& rec) {
+  if (!c.value) return "unknown";
+  if (rec.value_unit.front() != '$' && rec.value_unit.rfind("job cost", 0) != 0) return util::format_number(*c.value);
+  return *c.value >= 1000 ? util::format_money(*c.value) : "$" + util::format_number(*c.value);
+}
+
+// The same in words: "$16.6 per tok/s", "$1.2M for the job (purchase and energy)", "312 tok/s per kW".
+std::string value_words(const rules::Candidate& c, const rules::Recommendation& rec) {
+  const std::string cell = value_cell(c, rec);
+  if (rec.value_unit.rfind("$ ", 0) == 0) return cell + rec.value_unit.substr(1);
+  if (rec.value_unit.rfind("job cost", 0) == 0) return cell + " for the job (purchase and energy)";
+  return cell + " " + rec.value_unit;
+}
+
+std::string serve_headline(const rules::Request& req) {
+  // Serving: the load and the targets, not one batch.
+  const auto& t = *req.serve;
+  std::string line = fmt::format("{} ({} params), serving {}, prompts of {} tokens, outputs of {}", req.base.model.name,
+                                 util::format_count(req.base.model.params),
+                                 t.users ? fmt::format("{} users", util::format_int(static_cast<long long>(*t.users)))
+                                         : fmt::format("{} requests/s", util::format_number(*t.rps)),
+                                 util::format_int(t.prompt_tokens), util::format_int(t.output_tokens));
+  if (t.tokens_per_user_s)
+    line += fmt::format(", at least {} tok/s per user", util::format_number(*t.tokens_per_user_s));
+  if (t.ttft_s) line += fmt::format(", first token within {}", util::format_duration(*t.ttft_s));
+  return line;
 }
 
 }  // namespace gpuadvisor::cli

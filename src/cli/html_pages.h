@@ -18,4 +18,12 @@ std::string html_footer(const Context& ctx, std::string_view command);
 std::string recommend_html(Context& ctx, const rules::Request& req, const rules::Recommendation& rec,
                            const report::Table& plans, const report::Table& pareto);
 
+/// The headline of a --serve request: the model, the load and the targets.
+std::string serve_headline(const rules::Request& req);
+
+/// A plan's value in its ranking's unit (Recommendation::value_unit): "$16.6", "312".
+std::string value_cell(const rules::Candidate& c, const rules::Recommendation& rec);
+/// The same in words: "$16.6 per tok/s", "$1.2M for the job (purchase and energy)".
+std::string value_words(const rules::Candidate& c, const rules::Recommendation& rec);
+
 }  // namespace gpuadvisor::cli

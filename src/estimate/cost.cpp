@@ -30,6 +30,50 @@ std::optional<double> breakeven_hours(double purchase_usd, double energy_usd_per
   return purchase_usd / margin;
 }
 
+ResaleFit fit_resale(const std::vector<catalog::Gpu>& gpus) {
+  ResaleFit fit;
+  std::vector<double> age, ratio;  // years since launch (mid-year) at the used price's date; log(used / launch)
+  for (const auto& g : gpus) {
+    if (!g.used.usd || !g.launch_msrp_usd || !g.release_year || g.used.as_of.size() < 4) continue;
+    const int year = std::atoi(g.used.as_of.substr(0, 4).c_str());
+    const int month = g.used.as_of.size() >= 7 ? std::atoi(g.used.as_of.substr(5, 2).c_str()) : 7;
+    if (year < 1990 || month < 1 || month > 12 || *g.used.usd <= 0 || *g.launch_msrp_usd <= 0) continue;
+    age.push_back(year + (month - 1) / 12.0 - (*g.release_year + 0.5));
+    ratio.push_back(std::log(*g.used.usd / *g.launch_msrp_usd));
+    fit.gpu_ids.push_back(g.id);
+    if (std::find(fit.segments.begin(), fit.segments.end(), g.segment) == fit.segments.end())
+      fit.segments.push_back(g.segment);
+    fit.as_of = std::max(fit.as_of, g.used.as_of);
+  }
+  if (!fit.usable()) return fit;
+  const double n = static_cast<double>(age.size());
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < age.size(); ++i) mx += age[i] / n, my += ratio[i] / n;
+  double sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < age.size(); ++i)
+    sxx += (age[i] - mx) * (age[i] - mx), sxy += (age[i] - mx) * (ratio[i] - my);
+  if (sxx <= 0) {
+    fit.gpu_ids.clear();  // all of one age: no slope
+    return fit;
+  }
+  const double slope = sxy / sxx;
+  double ssr = 0;
+  for (std::size_t i = 0; i < age.size(); ++i) {
+    const double r = ratio[i] - (my + slope * (age[i] - mx));
+    ssr += r * r;
+  }
+  const double se = std::sqrt(ssr / (n - 2) / sxx);
+  const double k = std::max(0.0, -slope);  // a card that gains value with age is not planned on
+  fit.loss_per_year = 1 - std::exp(-k);
+  fit.loss_low = 1 - std::exp(-std::max(0.0, k - se));
+  fit.loss_high = 1 - std::exp(-(k + se));
+  return fit;
+}
+
+double resale_usd(double price_usd, double months, double loss_per_year) {
+  return price_usd * std::pow(1 - loss_per_year, months / 12);
+}
+
 CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const PerfEstimate& perf, bool fits,
                            const catalog::Prices& prices, const CostOptions& o) {
   CostEstimate c;

@@ -394,11 +394,15 @@ double advised(double s, const Candidate& c) {
   return s;
 }
 
+// The plan's rated GPU power; 0 when unknown (no performance per watt: last by efficiency).
+double plan_watts(const Candidate& c) {
+  return c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w.value_or(0) * c.count;
+}
+
 double score_of(const Candidate& c, Prefer p) {
   double t = c.throughput;
   if (t <= 0) return 0;
-  // Unknown power: no performance per watt (0, last when preferring efficiency).
-  double watts = c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w.value_or(0) * c.count;
+  const double watts = plan_watts(c);
   double s = 0;
   if (c.instance) {
     // Renting: what an hour buys. Units per dollar = throughput x 3600 / ($/h).
@@ -434,6 +438,83 @@ double score_of(const Candidate& c, Prefer p) {
     }
   }
   return advised(s, c);
+}
+
+// Plans whose scores are within this share of the best of them are of equal value: well inside
+// the range of any speed estimate (docs/calibration.md), so the order among them is decided by
+// what a buyer prefers at equal value: fewer cards, then the faster.
+constexpr double kEqualValue = 0.05;
+
+// How plans are ranked and what their value column counts, in a buyer's words.
+struct Ranking {
+  std::string value_unit, value_head, words;
+};
+
+Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by_job_cost, bool by_serve_cost,
+                      const std::optional<estimate::ServeTarget>& serve) {
+  const bool images = w.model.vision && !w.model.is_transformer();
+  const std::string rate = images ? "image/s" : "tok/s";
+  const std::string what = images                          ? "images/s"
+                           : estimate::is_training(w.task) ? "training tokens/s"
+                                                           : "decode tokens/s per sequence";
+  const std::string other = "--prefer speed|cost|efficiency|balanced to rank otherwise";
+  if (by_job_cost) return {"job cost (purchase and energy)", "Job cost", ""};
+  if (by_serve_cost) {
+    const bool users = serve && serve->users;
+    return {users ? "$ per user served" : "$ per request/s served", users ? "$/user" : "$/req/s", ""};
+  }
+  const std::string per_kw = rate + " per kW";
+  switch (p) {
+    case Prefer::efficiency:
+      return {per_kw, rate + "/kW",
+              fmt::format("ranking: efficiency, the most {} per kW of rated GPU power first; {}", what, other)};
+    case Prefer::speed:
+    case Prefer::balanced:
+    case Prefer::cost:
+      break;
+  }
+  Ranking r = cloud ? Ranking{images ? "$ per 1k images" : "$ per M tokens", images ? "$/1k img" : "$/M tok", ""}
+                    : Ranking{"$ per " + rate, "$/" + rate, ""};
+  const std::string priced =
+      cloud ? fmt::format("the hourly rate over the {} it buys", what)
+            : fmt::format("the plan's price, the host included where several cards need one, over its {}", what);
+  switch (p) {
+    case Prefer::cost:
+      r.words = fmt::format(
+          "ranking: value, the lowest {} first ({}); at equal value (within {}%) fewer cards first, then the "
+          "faster; advice rules that fire (non-CUDA software, used cards) count against a plan by their weight; {}",
+          r.value_unit, priced, kEqualValue * 100, other);
+      break;
+    case Prefer::speed:
+      r.words = fmt::format("ranking: speed, the most {} first, whatever the price; {}", what, other);
+      break;
+    case Prefer::balanced:
+      r.words = fmt::format(
+          "ranking: balanced, {} over the square root of the {}, between the fastest and the best value; {}", what,
+          cloud ? "hourly rate" : "price", other);
+      break;
+    case Prefer::efficiency:
+      break;
+  }
+  return r;
+}
+
+// The plan's value in the units of ranking_words (nullopt: unknown).
+std::optional<double> value_of(const Candidate& c, Prefer p, bool by_job_cost, bool by_serve_cost, double load) {
+  const double t = c.throughput;
+  if (by_job_cost) return c.job_cost_usd;
+  if (by_serve_cost) return c.price_usd && load > 0 ? std::optional<double>(*c.price_usd / load) : std::nullopt;
+  if (p == Prefer::efficiency) {
+    const double watts = plan_watts(c);
+    return watts > 0 ? std::optional<double>(t / (watts / 1000)) : std::nullopt;
+  }
+  if (t <= 0) return std::nullopt;
+  if (c.instance) {
+    if (!c.usd_per_hour) return std::nullopt;
+    const double per = c.perf.images_per_s ? 1e3 : 1e6;  // $ per 1k images, per M tokens
+    return *c.usd_per_hour / (t * 3600) * per;
+  }
+  return c.price_usd ? std::optional<double>(*c.price_usd / t) : std::nullopt;
 }
 
 // With a deadline, plans are ranked by what the whole job costs: tokens trained per dollar of
@@ -632,13 +713,30 @@ std::vector<std::string> CandidateFilter::describe() const {
   return out;
 }
 
+namespace {
+
+// The resale assumption, in words: the fitted loss per year, its range and what it was fitted on.
+std::string resale_words(int months, const estimate::ResaleFit& fit, double utilization) {
+  if (!fit.usable())
+    return fmt::format(
+        "resale after {} months: unknown, fewer than {} cards in the catalog have a used and a launch price to fit "
+        "how value falls",
+        months, estimate::ResaleFit::kMinCards);
+  return fmt::format(
+      "resale after {} months: a plan loses about {:.0f}% of its price a year ({:.0f}% to {:.0f}%), fitted on the "
+      "used prices of {} cards in the catalog against their launch prices and ages (to {}; {} cards, applied to "
+      "every plan, host included); buying = price less resale plus energy, renting = the hourly rate, both at "
+      "{:.0f}% use",
+      months, fit.loss_per_year * 100, fit.loss_low * 100, fit.loss_high * 100, fit.gpu_ids.size(), fit.as_of,
+      util::join(fit.segments, " and "), utilization * 100);
+}
+
+}  // namespace
+
 Recommendation recommend(const Request& req, const Data& data) {
   Recommendation out;
   // Renting is always priced per hour: rank by speed per rate unless told otherwise.
-  out.prefer = req.prefer                    ? *req.prefer
-               : req.scenario == "edge"      ? Prefer::efficiency
-               : req.budget_usd || req.cloud ? Prefer::balanced
-                                             : Prefer::speed;
+  out.prefer = req.prefer ? *req.prefer : req.scenario == "edge" ? Prefer::efficiency : Prefer::cost;
   const std::string tu = throughput_unit(req.base);
   const bool by_job_cost = req.deadline_s && !req.prefer && !req.cloud;
   const bool by_serve_cost = req.serve && !req.prefer && !req.cloud;
@@ -646,6 +744,9 @@ Recommendation recommend(const Request& req, const Data& data) {
   out.score_unit = by_job_cost     ? "training tokens per $ of purchase and energy for the job"
                    : by_serve_cost ? (req.serve->users ? "users served per $1k" : "requests/s served per $1k")
                                    : score_unit(out.prefer, tu, req.cloud);
+  const Ranking ranking = ranking_words(out.prefer, req.base, req.cloud, by_job_cost, by_serve_cost, req.serve);
+  out.value_unit = ranking.value_unit;
+  out.value_head = ranking.value_head;
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
   if (!req.set.precision && !req.serve)
     out.defaults.push_back(
@@ -658,17 +759,14 @@ Recommendation recommend(const Request& req, const Data& data) {
     out.defaults.push_back(fmt::format(
         "instances: one rented instance per plan, from the {} in the price list{} (--prices FILE adds yours)",
         data.prices.instances.size(), req.providers.empty() ? "" : ", providers " + util::join(req.providers, ", ")));
-    out.defaults.push_back(
-        fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    out.defaults.push_back(ranking.words);
     out.defaults.push_back("prices: on-demand hourly rates as listed; no storage, egress or reserved/spot discounts");
     if (req.base.tokens <= 0) out.defaults.push_back("job length: unknown (--tokens N prices the whole job)");
   } else {
     if (!req.serve)
       out.defaults.push_back(
           fmt::format("GPU counts: 1 to {}{}", req.max_gpus, req.max_gpus_set ? "" : " (--max-gpus)"));
-    if (!by_job_cost && !by_serve_cost)
-      out.defaults.push_back(
-          fmt::format("ranking: {} ({}; --prefer cost|speed|efficiency|balanced)", name(out.prefer), out.score_unit));
+    if (!by_job_cost && !by_serve_cost) out.defaults.push_back(ranking.words);
     if (req.scenario.empty())
       out.defaults.push_back("scenario: any (--scenario personal|workstation|datacenter|edge|cloud)");
     out.defaults.push_back(req.used ? "prices: used-market where known, else street, else launch MSRP"
@@ -814,6 +912,8 @@ Recommendation recommend(const Request& req, const Data& data) {
               : by_job_cost   ? job_cost_score(c)
               : by_serve_cost ? serve_score(c, load)
                               : score_of(c, out.prefer);
+  for (auto& c : out.candidates)
+    if (c.accepted) c.value = value_of(c, out.prefer, by_job_cost, by_serve_cost, load);
 
   // Plans: per GPU model and count the first accepted precision (best quality); then one plan per
   // GPU model, best score first.
@@ -829,16 +929,29 @@ Recommendation recommend(const Request& req, const Data& data) {
   }
   std::vector<std::size_t> accepted;
   for (const auto& [k, i] : chosen) accepted.push_back(i);
-  auto better = [&](std::size_t a, std::size_t b) {
+  // At equal value: fewer cards, then the faster, the cheaper, the id.
+  auto preferred = [&](std::size_t a, std::size_t b) {
     const auto& x = out.candidates[a];
     const auto& y = out.candidates[b];
-    if (x.score != y.score) return x.score > y.score;
+    if (x.count != y.count) return x.count < y.count;
+    if (x.throughput != y.throughput) return x.throughput > y.throughput;
     double px = x.price_usd.value_or(1e300), py = y.price_usd.value_or(1e300);
     if (px != py) return px < py;
-    if (x.count != y.count) return x.count < y.count;  // fewer cards at equal value
-    return x.gpu->id < y.gpu->id;
+    return plan_key(x) < plan_key(y);
   };
-  std::sort(accepted.begin(), accepted.end(), better);
+  std::sort(accepted.begin(), accepted.end(), [&](std::size_t a, std::size_t b) {
+    const double sa = out.candidates[a].score, sb = out.candidates[b].score;
+    return sa != sb ? sa > sb : preferred(a, b);
+  });
+  // Best score first; each run of plans within kEqualValue of the run's best is one tier, ordered
+  // by preference.
+  for (std::size_t i = 0; i < accepted.size();) {
+    const double floor = out.candidates[accepted[i]].score * (1 - kEqualValue);
+    std::size_t j = i + 1;
+    while (j < accepted.size() && out.candidates[accepted[j]].score >= floor) ++j;
+    std::sort(accepted.begin() + static_cast<long>(i), accepted.begin() + static_cast<long>(j), preferred);
+    i = j;
+  }
   // One plan per GPU model to buy; to rent, one per GPU model and count (the best instance).
   std::set<std::string> seen;
   for (auto i : accepted) {
@@ -867,9 +980,13 @@ Recommendation recommend(const Request& req, const Data& data) {
 
   // Buy or rent, for the plans shown: the cheapest on-demand rent of the same GPUs.
   const double utilization = estimate::CostOptions{}.utilization;
+  const auto resale = req.months ? estimate::fit_resale(data.catalog.gpus()) : estimate::ResaleFit{};
+  if (req.months) out.defaults.push_back(resale_words(*req.months, resale, utilization));
   for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k) {
     auto& c = out.candidates[out.plans[k]];
     if (c.instance || !c.price_usd) continue;
+    if (req.months && resale.usable())
+      c.resale_usd = estimate::resale_usd(*c.price_usd, *req.months, resale.loss_per_year);
     // The GPUs that must share a rented machine: a serving replica's group, a training job's node
     // (up to 8), a split model's GPUs.
     const int together = c.serve ? c.serve->tp : std::min(c.count, 8);
@@ -880,6 +997,11 @@ Recommendation recommend(const Request& req, const Data& data) {
       c.breakeven_months = *h / (estimate::kHoursPerMonth * utilization);
     if (c.perf.time_s && estimate::is_training(c.w.task))
       c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
+    if (c.resale_usd) {
+      const double hours = *req.months * estimate::kHoursPerMonth * utilization;
+      c.buy_over_months_usd = *c.price_usd - *c.resale_usd + *energy_per_hour * hours;
+      c.rent_over_months_usd = c.rent->usd_per_hour * hours;
+    }
   }
 
   // Reasons and hints.
@@ -926,7 +1048,14 @@ Recommendation recommend(const Request& req, const Data& data) {
       const std::string rent =
           fmt::format("{}{} at {}", c.rent->instances > 1 ? fmt::format("{} x ", c.rent->instances) : "",
                       instance_label(*c.rent->instance), util::format_rate(c.rent->usd_per_hour));
-      if (c.rent_job_usd && c.job_cost_usd)
+      if (c.buy_over_months_usd && c.rent_over_months_usd)
+        why += fmt::format(
+            "; over {} months at {:.0f}% use buying costs {} ({} less {} resale, plus energy), renting {} ({}): {}",
+            *req.months, utilization * 100, util::format_money(*c.buy_over_months_usd),
+            util::format_money(*c.price_usd), util::format_money(*c.resale_usd),
+            util::format_money(*c.rent_over_months_usd), rent,
+            *c.buy_over_months_usd < *c.rent_over_months_usd ? "buy" : "rent");
+      else if (c.rent_job_usd && c.job_cost_usd)
         why += fmt::format("; renting for the job: {} ({}), {} buying", util::format_money(*c.rent_job_usd), rent,
                            *c.rent_job_usd < *c.job_cost_usd ? "less than" : "more than");
       else if (c.breakeven_months)
@@ -935,6 +1064,8 @@ Recommendation recommend(const Request& req, const Data& data) {
       else
         why += fmt::format("; rent: {} costs no more than the power of owning it", rent);
     }
+    if (c.resale_usd && !c.rent_over_months_usd)
+      why += fmt::format("; resale after {} months about {}", *req.months, util::format_money(*c.resale_usd));
     c.reason = why;
   }
   for (auto& c : out.candidates) {

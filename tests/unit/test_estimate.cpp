@@ -207,3 +207,76 @@ TEST_CASE("cli: estimate and cost outputs", "[cli][perf][cost]") {
   CHECK(test::run_cli({"estimate", "--model", "7B"}).err ==
         "gpuadvisor: error: --gpu is required: which GPU to estimate on (e.g. --gpu rtx-4090)\n");
 }
+
+TEST_CASE("estimate::perf: llama.cpp's layer split of a GGUF model holds more but decodes no faster",
+          "[perf][scaling]") {
+  // llama.cpp's default --split-mode layer gives each GPU a run of layers; a token passes through
+  // them in turn. Published: 2 x RTX 4090, Llama 3 70B Q4_K_M, tg512 19.22 tokens/s, about what
+  // one GPU with the bandwidth would give for the whole model (shared/reference, C-llamacpp3-15).
+  WorkloadInput in;
+  in.model = "llama-3.1-70b";
+  in.precision = "q4_k_m";
+  const auto& g = *gpus().find("rtx-4090");
+  auto one = estimate::estimate_perf(estimate::make_workload(in, models()), g, eff(), true);
+  in.gpus = "2";
+  auto w2 = estimate::make_workload(in, models());
+  REQUIRE(w2.tp == 2);
+  auto two = estimate::estimate_perf(w2, g, eff(), true);
+  REQUIRE(one.available);
+  REQUIRE(two.available);
+  // Each GPU reads half per step, in turn: the step takes as long as one GPU reading all of it.
+  CHECK(two.decode_bytes_per_step == Approx(one.decode_bytes_per_step / 2).epsilon(0.01));
+  CHECK(two.decode_tokens_per_s.typical == Approx(one.decode_tokens_per_s.typical).epsilon(0.01));
+  CHECK(two.prefill_tokens_per_s.typical == Approx(one.prefill_tokens_per_s.typical));
+  CHECK(two.scaling == 1);
+  CHECK(std::find(two.factors.begin(), two.factors.end(), "scaling-pcie") == two.factors.end());
+  CHECK(std::any_of(two.assumptions.begin(), two.assumptions.end(),
+                    [](const std::string& a) { return a.find("--split-mode layer") != std::string::npos; }));
+  // The same model in a format vLLM runs splits by tensor parallelism: two GPUs decode faster.
+  in.precision = "awq-int4";
+  auto tp2 = estimate::estimate_perf(estimate::make_workload(in, models()), g, eff());
+  in.gpus.clear();
+  auto tp1 = estimate::estimate_perf(estimate::make_workload(in, models()), g, eff());
+  CHECK(tp2.decode_tokens_per_s.typical > 1.5 * tp1.decode_tokens_per_s.typical);
+}
+
+TEST_CASE("estimate::fit_resale: recovers the rate it was made with; too few cards is no fit", "[cost][resale]") {
+  // Cards made with used = launch x 1.4 x exp(-0.25 age): the fit finds k = 0.25 (the level 1.4
+  // cancels) with no spread.
+  auto card = [](const std::string& id, int year, double launch, const std::string& as_of, double k) {
+    catalog::Gpu g;
+    g.id = id;
+    g.segment = "consumer";
+    g.release_year = year;
+    g.launch_msrp_usd = launch;
+    g.used.as_of = as_of;
+    const double age = std::stoi(as_of.substr(0, 4)) + (std::stoi(as_of.substr(5, 2)) - 1) / 12.0 - (year + 0.5);
+    g.used.usd = launch * 1.4 * std::exp(-k * age);
+    return g;
+  };
+  std::vector<catalog::Gpu> cards = {card("a", 2020, 1500, "2026-07", 0.25), card("b", 2022, 800, "2026-01", 0.25),
+                                     card("c", 2024, 600, "2026-09", 0.25), card("d", 2025, 2000, "2026-03", 0.25)};
+  auto fit = estimate::fit_resale(cards);
+  REQUIRE(fit.usable());
+  CHECK(fit.loss_per_year == Approx(1 - std::exp(-0.25)));
+  CHECK(fit.loss_low == Approx(fit.loss_per_year).margin(1e-9));
+  CHECK(fit.loss_high == Approx(fit.loss_per_year).margin(1e-9));
+  CHECK(fit.gpu_ids == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(fit.segments == std::vector<std::string>{"consumer"});
+  CHECK(fit.as_of == "2026-09");
+  CHECK(estimate::resale_usd(1000, 12, 0.2) == Approx(800));
+  CHECK(estimate::resale_usd(1000, 24, 0.2) == Approx(640));
+  // A card without a launch price or a used date is not fitted; two cards are too few.
+  cards[2].launch_msrp_usd.reset();
+  cards[3].used.as_of.clear();
+  CHECK_FALSE(estimate::fit_resale(cards).usable());
+  // Cards that gain value with age give no loss, not a negative one.
+  std::vector<catalog::Gpu> rising = {card("a", 2020, 1500, "2026-07", -0.1), card("b", 2022, 800, "2026-01", -0.1),
+                                      card("c", 2024, 600, "2026-09", -0.1)};
+  CHECK(estimate::fit_resale(rising).loss_per_year == 0);
+  // The catalog's own used prices give a fit.
+  auto shipped = estimate::fit_resale(gpus().gpus());
+  CHECK(shipped.gpu_ids.size() >= estimate::ResaleFit::kMinCards);
+  CHECK(shipped.loss_low <= shipped.loss_per_year);
+  CHECK(shipped.loss_per_year <= shipped.loss_high);
+}

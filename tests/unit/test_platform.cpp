@@ -106,7 +106,7 @@ TEST_CASE("market: a price more than 12 months old is named in every output that
             R"(["host server-8gpu-pcie-4u: price $12,000 from 2025-05", "electricity $0.09 from 2024-03 per kWh"])"));
   CHECK(j["host"]["platform_id"] == "server-8gpu-pcie-4u");
   auto rec = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "lora", "--budget", "400000",
-                            "--scenario", "datacenter", "--format", "json"});
+                            "--scenario", "datacenter", "--gpu", "h100-sxm", "--format", "json"});
   REQUIRE(rec.code == 0);
   auto r = util::Json::parse(rec.out);
   CHECK(r["plans"][0]["gpu_id"] == "h100-sxm");

@@ -443,7 +443,7 @@ TEST_CASE("cli: csv outputs are for scripts: one row per plan or GPU, plain numb
   REQUIRE(lines.size() == 4);  // header, 2 plans, trailing empty
   CHECK(lines[0] ==
         "rank,gpu_id,count,precision,task,total_price_usd,price_kind,per_gpu_bytes,capacity_bytes,throughput,time_s,"
-        "score,reason");
+        "score,value,reason");
   CHECK(lines[1].rfind("1,", 0) == 0);
   CHECK(lines[1].find('$') == std::string::npos);  // no display formatting
   auto j = util::Json::parse(
@@ -661,7 +661,8 @@ TEST_CASE("recommend --serve: the cheapest plans that meet every service level, 
   const auto& t = *req.serve;
   auto r = rules::recommend(req, data());
   REQUIRE(r.plans.size() >= 3);
-  double prev_price = 0;
+  double prev_price = 0, prev_speed = 0;
+  int prev_count = 0;
   for (auto i : r.plans) {
     const auto& c = r.candidates[i];
     INFO(c.label());
@@ -679,12 +680,25 @@ TEST_CASE("recommend --serve: the cheapest plans that meet every service level, 
       auto fewer = estimate::serve_metrics(base, *c.gpu, sv.tp, sv.replicas - 1, t, test::eff(), 0.10);
       CHECK_FALSE((fewer.feasible && fewer.tokens_per_user_s >= 20 && fewer.ttft_s <= 2));
     }
+    // Cheapest first among the plans no advice rule cuts, up to equal value: a later plan is at
+    // most 5% cheaper than an earlier one, and then it takes more cards or serves slower.
     const bool advised = advice_fired(c);
     if (c.price_usd && !advised) {
-      CHECK(*c.price_usd >= prev_price);  // cheapest first, among the plans no advice rule cuts
+      CHECK(*c.price_usd >= 0.95 * prev_price);
+      if (*c.price_usd < prev_price) CHECK((c.count > prev_count || c.throughput < prev_speed));
       prev_price = *c.price_usd;
+      prev_count = c.count;
+      prev_speed = c.throughput;
+    }
+    if (c.price_usd) {
+      REQUIRE(c.value);
+      CHECK(*c.value == Approx(*c.price_usd / 50));  // shown as $ per user
+    } else {
+      CHECK_FALSE(c.value);  // unpriced: no value, ranked last
+      CHECK(c.score == 0);
     }
   }
+  CHECK(r.value_unit == "$ per user served");
 }
 
 TEST_CASE("estimate::serve_metrics: the queue and the batch behave as the model says", "[serve]") {
@@ -802,4 +816,59 @@ TEST_CASE("recommend: buy or rent, for the plans shown", "[recommend][cost]") {
   const auto sp = nlohmann::json::parse(s.out)["plans"][0];
   CHECK(sp["rent"]["breakeven_months"].get<double>() > 1);
   CHECK(sp["reason"].get<std::string>().find("buy if it runs more than ") != std::string::npos);
+}
+
+TEST_CASE("recommend: buy or rent over --months, resale counted", "[recommend][cost][resale]") {
+  auto s = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--serve", "--users", "50", "--gpu", "h100-sxm",
+                          "--months", "36", "--format", "json"});
+  REQUIRE(s.code == 0);
+  const auto j = nlohmann::json::parse(s.out);
+  CHECK(j["months"] == 36);
+  const auto p = j["plans"][0];
+  const auto fit = estimate::fit_resale(test::gpus().gpus());
+  REQUIRE(fit.usable());
+  const double price = p["total_price_usd"].get<double>();
+  CHECK(p["resale_usd"].get<double>() == Approx(price * std::pow(1 - fit.loss_per_year, 3)));
+  // Renting for 36 months at 70% use, against buying less resale plus energy.
+  const double hours = 36 * estimate::kHoursPerMonth * 0.7;
+  CHECK(p["rent"]["over_months_usd"].get<double>() == Approx(p["rent"]["usd_per_hour"].get<double>() * hours));
+  const double buy = p["rent"]["buy_over_months_usd"].get<double>();
+  CHECK(buy > price - p["resale_usd"].get<double>());  // energy on top
+  const auto reason = p["reason"].get<std::string>();
+  CHECK(reason.find("over 36 months at 70% use buying costs ") != std::string::npos);
+  CHECK(reason.find(buy < p["rent"]["over_months_usd"].get<double>() ? "): buy" : "): rent") != std::string::npos);
+  bool said = false;
+  for (const auto& d : j["defaults"]) said = said || d.get<std::string>().rfind("resale after 36 months: ", 0) == 0;
+  CHECK(said);
+  auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"recommend", "--model", "7B"});
+    auto r = test::run_cli(args);
+    CHECK(r.code == 2);
+    return r.err;
+  };
+  CHECK(err({"--months", "0"}) == "gpuadvisor: error: --months: expected a whole number from 1 to 120, got \"0\"\n");
+  CHECK(err({"--months", "12", "--cloud"}) ==
+        "gpuadvisor: error: --months: weighs buying against renting; --cloud plans renting only\n");
+}
+
+TEST_CASE("recommend: by default the best value first; at equal value fewer cards, then the faster",
+          "[recommend][ranking]") {
+  for (const auto& model : {"10B", "llama-3.1-70b", "llama-3.1-8b"}) {
+    auto r = run(model, "", std::nullopt);
+    INFO(model);
+    CHECK(r.prefer == rules::Prefer::cost);
+    CHECK(r.value_unit == "$ per tok/s");
+    REQUIRE(r.plans.size() >= 3);
+    for (std::size_t k = 0; k < r.plans.size(); ++k) {
+      const auto& c = r.candidates[r.plans[k]];
+      INFO(c.label());
+      REQUIRE(c.value);
+      CHECK(*c.value == Approx(*c.price_usd / c.throughput));
+      if (k == 0) continue;
+      // A later plan is at most 5% better than an earlier one, and then it takes more cards or is slower.
+      const auto& b = r.candidates[r.plans[k - 1]];
+      CHECK(c.score <= b.score / 0.95);
+      if (c.score > b.score) CHECK((c.count > b.count || (c.count == b.count && c.throughput <= b.throughput)));
+    }
+  }
 }

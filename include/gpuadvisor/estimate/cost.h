@@ -68,6 +68,24 @@ std::optional<CloudQuote> cheapest_rent(const catalog::Gpu& gpu, int count, int 
 /// `rent_usd_per_hour`; nullopt when renting costs no more than the energy.
 std::optional<double> breakeven_hours(double purchase_usd, double energy_usd_per_hour, double rent_usd_per_hour);
 
+/// How a card's resale value falls with age, fitted on the catalog's used-market prices against
+/// launch prices: log(used / launch) = a - k x age in years, by least squares over every card with
+/// both and a release year. The market level a (today's shortage or glut) cancels out for a card
+/// bought now: after m months it sells for the price paid x exp(-k m / 12).
+struct ResaleFit {
+  double loss_per_year = 0;                    ///< 1 - exp(-k): the share of its value a card loses in a year
+  double loss_low = 0, loss_high = 0;          ///< the same at k less and more one standard error
+  std::vector<std::string> gpu_ids;            ///< the cards fitted
+  std::vector<std::string> segments;           ///< their segments (consumer, workstation, ...), each once
+  std::string as_of;                           ///< the newest used price's date (YYYY-MM)
+  static constexpr std::size_t kMinCards = 3;  ///< fewer leave no standard error: no fit
+  bool usable() const { return gpu_ids.size() >= kMinCards; }
+};
+ResaleFit fit_resale(const std::vector<catalog::Gpu>& gpus);
+
+/// What a card bought for `price_usd` sells for after `months`, at `loss_per_year`.
+double resale_usd(double price_usd, double months, double loss_per_year);
+
 CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const PerfEstimate& perf, bool fits,
                            const catalog::Prices& prices, const CostOptions& o);
 

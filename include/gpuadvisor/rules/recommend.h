@@ -57,12 +57,13 @@ struct Request {
   bool max_gpus_set = false;
   bool used = false;
   std::string today;             ///< YYYY-MM-DD: prices older than 12 months before it are flagged (stale_prices)
-  std::optional<Prefer> prefer;  ///< default: efficiency at the edge, balanced with a budget, else speed
+  std::optional<Prefer> prefer;  ///< default: efficiency at the edge, else cost (value: price per speed)
   int top = 5;
   CandidateFilter filter;
   /// Training by a deadline (--deadline, with --tokens): per GPU type the fewest GPUs that finish
   /// in time; plans ranked by the job's total cost (purchase and energy).
   std::optional<double> deadline_s;
+  std::optional<int> months;  ///< buy or rent over this many months, resale value counted
   /// Serving targets (--serve): plans are replicas of a tensor-parallel group, as many as the
   /// targets need; ranked by cost.
   std::optional<estimate::ServeTarget> serve;
@@ -91,20 +92,28 @@ struct Candidate {
   std::optional<estimate::CloudQuote> rent;
   std::optional<double> breakeven_months;  ///< at the default utilisation; nullopt: rent costs no more than power
   std::optional<double> rent_job_usd;      ///< with a known job length: renting for the job
+  /// With Request::months: what the plan sells for then, and what buying (price less resale, plus
+  /// energy) and renting cost over those months at the default utilisation.
+  std::optional<double> resale_usd, buy_over_months_usd, rent_over_months_usd;
   /// One per recommend rule, with the value of its metric. The failed ones carry their message in
   /// the plans and the nearest rejected (what is shown); explain() makes them for the others.
   std::vector<Outcome> outcomes;
   bool accepted = false;
-  double score = 0;
-  std::string reason;  ///< one line: why this plan
-  std::string hint;    ///< for rejected: what would make it fit ("fits in int8")
+  double score = 0;             ///< what ranks the plans (higher first), advice penalties taken
+  std::optional<double> value;  ///< the plan's value in plain units (Recommendation::value_unit)
+  std::string reason;           ///< one line: why this plan
+  std::string hint;             ///< for rejected: what would make it fit ("fits in int8")
 
   std::string label() const;  ///< "rtx-4090 x1 int8", "lambda-8x-h100-sxm bf16"
 };
 
 struct Recommendation {
-  Prefer prefer = Prefer::balanced;
+  Prefer prefer = Prefer::cost;
   std::string score_unit;
+  /// What each plan's value counts, in the words a buyer compares by: "$ per tok/s", "$ per
+  /// user", "job cost", "$ per M tokens", "tok/s per kW"; value_head is its short column name.
+  std::string value_unit;
+  std::string value_head;
   std::vector<std::string> defaults;  ///< what was assumed, in words
   std::vector<Candidate> candidates;  ///< every candidate evaluated
   std::vector<std::size_t> plans;     ///< indices into candidates, best first (one per GPU model)
