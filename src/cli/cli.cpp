@@ -241,8 +241,11 @@ int run_safe(const std::vector<std::string>& args, std::ostream& out, std::ostre
       static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
       static const std::regex no_value(R"(^(\S+): (\d+) required (\S+) missing$)");
       static const std::regex required(R"(^(\S+) is required$)");
+      static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");  // a switch given a value
       std::smatch m;
-      if (std::regex_match(msg, m, twice)) {
+      if (std::regex_match(msg, m, convert)) {
+        msg = fmt::format("{}: a switch: give it alone (or =on, =off), got {}", m[1].str(), util::quote(m[2].str()));
+      } else if (std::regex_match(msg, m, twice)) {
         msg = fmt::format("{}: given {} times; give it once", m[1].str(), m[2].str());
       } else if (std::regex_match(msg, m, no_value)) {
         msg = fmt::format("{}: needs a value, {} {}{}", m[1].str(), m[2].str() == "1" ? "a" : m[2].str(), m[3].str(),

@@ -583,6 +583,9 @@ TEST_CASE("cli: recommend candidate filters, and their errors", "[cli][recommend
         "only; drop one of --segment and --scenario\n");
   CHECK(err({"--new-only", "--used"}) ==
         "gpuadvisor: error: --new-only: leaves out the discontinued cards that --used prices; give one or the other\n");
+  CHECK(err({"--new-only=maybe"}) ==
+        "gpuadvisor: error: --new-only: a switch: give it alone (or =on, =off), got "
+        "\"maybe\"\n");
 }
 
 TEST_CASE("recommend --deadline: per GPU type the fewest GPUs that train in time, cheapest job first",
