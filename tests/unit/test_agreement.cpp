@@ -1,14 +1,17 @@
 // One answer everywhere: for random workloads and GPUs, `memory` (plan_layout + fit), `fit`
-// (fit_models) and `recommend` (its memory-fit rule on the same GPU, count and precision) agree on
-// whether the job fits.
+// (fit_models), `recommend` (its memory-fit rule on the same GPU, count and precision) and `check`
+// (its workload-fit rule on a spec of those GPUs and that workload) agree on whether the job fits.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "gpuadvisor/catalog/ops.h"
 #include "gpuadvisor/estimate/memory.h"
+#include "gpuadvisor/rules/check.h"
 #include "gpuadvisor/rules/recommend.h"
+#include "gpuadvisor/util/json.h"
 #include "test_data.h"
 
 using namespace gpuadvisor;
@@ -30,9 +33,30 @@ int cases() {
   return 10000;
 }
 
+// check: whether workload-fit passes on a spec of `count` x `gpu` running the workload.
+bool check_fits(const catalog::Gpu& gpu, int count, const Plan& plan, const std::string& model) {
+  static const catalog::CompatTable& compat = catalog::CompatTable::embedded();
+  static const std::vector<const rules::Rule*> fit_rule = [] {
+    std::vector<const rules::Rule*> v;
+    for (const auto& r : test::rule_set().rules())
+      if (r.id == "workload-fit") v.push_back(&r);
+    return v;
+  }();
+  util::Json spec = {{"schema_version", 1},
+                     {"name", "agreement"},
+                     {"gpus", {{{"id", gpu.id}, {"count", count}}}},
+                     {"workloads", {{{"model", model}, {"task", plan.task}, {"precision", plan.precision}}}}};
+  auto doc = util::JsonDoc::parse(spec.dump(), "agreement.json");
+  REQUIRE(doc.ok());
+  const rules::CheckData data{test::gpus(), test::models(), test::eff(), test::prices(), compat};
+  const auto r = rules::check_spec(*doc, data, fit_rule);
+  return r.findings.empty();
+}
+
 }  // namespace
 
-TEST_CASE("memory, fit and recommend agree on what fits, over random workloads and GPUs", "[agreement][property]") {
+TEST_CASE("memory, fit, recommend and check agree on what fits, over random workloads and GPUs",
+          "[agreement][property]") {
   const auto& models = test::models();
   const auto& cat = test::gpus();
   std::vector<const catalog::Model*> decoders;
@@ -90,6 +114,8 @@ TEST_CASE("memory, fit and recommend agree on what fits, over random workloads a
     fits += memory_fits;
     CHECK(memory_fits == fit_fits);
     CHECK(memory_fits == *rec_fits);
+    // check reads a spec; every tenth draw keeps the run short.
+    if (i % 10 == 0) CHECK(memory_fits == check_fits(*gpu, count, plan, m->id));
   }
   // Most draws are comparable, and both answers occur.
   CHECK(compared > n / 2);
