@@ -958,6 +958,21 @@ Recommendation recommend(const Request& req, const Data& data) {
     const auto& c = out.candidates[i];
     if (seen.insert(req.cloud ? fmt::format("{} x{}", c.gpu->id, c.count) : c.gpu->id).second) out.plans.push_back(i);
   }
+  // Ranked by price, a plan with none has no place in the order: it is listed as not priced
+  // instead, unless no plan has a price (then the unpriced ones are all there is to show).
+  if (out.prefer == Prefer::cost &&
+      std::any_of(out.plans.begin(), out.plans.end(), [&](std::size_t i) { return out.candidates[i].price_usd; })) {
+    std::vector<std::size_t> priced;
+    for (auto i : out.plans) {
+      const auto& c = out.candidates[i];
+      const std::string id = c.instance ? c.instance->id : c.gpu->id;
+      if (c.price_usd)
+        priced.push_back(i);
+      else if (std::none_of(out.not_priced.begin(), out.not_priced.end(), [&](const auto& x) { return x.id == id; }))
+        out.not_priced.push_back(not_priced_entry(c, req.used));
+    }
+    out.plans = std::move(priced);
+  }
 
   // Pareto front on (price, time per unit of work = 1 / throughput) among accepted plans.
   for (auto i : accepted) {
