@@ -1019,6 +1019,17 @@ Recommendation recommend(const Request& req, const Data& data) {
     }
   }
 
+  // Plans meet a deadline at the typical speed; say once when the slow end of the best plan's
+  // range would not.
+  if (req.deadline_s && !out.plans.empty()) {
+    const auto& best = out.candidates[out.plans.front()];
+    if (best.perf.time_s && best.perf.time_s->high > *req.deadline_s)
+      out.defaults.push_back(fmt::format(
+          "deadline margin: plans finish in time at the typical speed; the first takes {} to {} over its range, so "
+          "leave slack or take more GPUs",
+          util::format_duration(best.perf.time_s->low), util::format_duration(best.perf.time_s->high)));
+  }
+
   // Reasons and hints.
   for (auto i : out.plans) {
     auto& c = out.candidates[i];
@@ -1053,9 +1064,10 @@ Recommendation recommend(const Request& req, const Data& data) {
         why += fmt::format("; the KV cache is {} full",
                            show(static_cast<double>(sv.streams_per_replica) / sv.kv_streams, Shown::percent));
     }
-    if (req.deadline_s && c.perf.time_s)
+    if (req.deadline_s && c.perf.time_s) {
       why += fmt::format("; done in {}, {} before the deadline", util::format_duration(c.perf.time_s->typical),
                          util::format_duration(*req.deadline_s - c.perf.time_s->typical));
+    }
     if (req.deadline_s && c.energy_usd)
       why += fmt::format("; energy {}{}", util::format_money(*c.energy_usd),
                          c.job_cost_usd ? fmt::format(", {} in all", util::format_money(*c.job_cost_usd)) : "");

@@ -280,3 +280,21 @@ TEST_CASE("estimate::fit_resale: recovers the rate it was made with; too few car
   CHECK(shipped.loss_low <= shipped.loss_per_year);
   CHECK(shipped.loss_per_year <= shipped.loss_high);
 }
+
+TEST_CASE("estimate::perf: a long run loses time to interruptions, in proportion to its GPUs", "[perf][train]") {
+  // Llama 3 405B: under 10% of the time lost on 16,384 H100s (arXiv 2407.21783, section 3.3.4).
+  const auto& g = *gpus().find("h100-sxm");
+  auto lost_share = [&](int n) {
+    WorkloadInput in;
+    in.model = "7B";
+    in.task = "train";
+    in.tokens = "1T";
+    in.gpus = std::to_string(n);
+    auto p = estimate::estimate_perf(estimate::make_workload(in, models()), g, eff(), true);
+    REQUIRE(p.time_s);
+    return 1 - 1e12 / p.tokens_per_s.typical / p.time_s->typical;
+  };
+  CHECK(lost_share(16384) == Approx(0.10));
+  CHECK(lost_share(1024) == Approx(0.10 * 1024 / 16384));
+  CHECK(lost_share(8) == Approx(0.10 * 8 / 16384));
+}
