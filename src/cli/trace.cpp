@@ -8,6 +8,7 @@
 #include "context.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
+#include "html_pages.h"
 
 namespace gpuadvisor::cli {
 
@@ -66,7 +67,10 @@ void trace_recommend(const rules::Recommendation& rec) {
                 accepted, rec.plans.size());
   for (std::size_t rank = 0; rank < rec.plans.size(); ++rank) {
     const auto& c = rec.candidates[rec.plans[rank]];
-    spdlog::debug("plan {}: {} score {} ({}); {}", rank + 1, c.label(), util::format_number(c.score), rec.score_unit,
+    // The score ranks (advice penalties taken); plans within 5% of a run's best are ordered by
+    // fewer cards, then speed, so a later plan may score a little higher.
+    spdlog::debug("plan {}: {} {}, score {} ({}, advice penalties taken); {}", rank + 1, c.label(),
+                  c.value ? value_words(c, rec) : "value unknown", util::format_number(c.score), rec.score_unit,
                   c.reason);
   }
   // -v: how many candidates each constraint dropped; -vv: each dropped candidate and its rules.

@@ -58,6 +58,8 @@ double distance(const Candidate& c, const Request& req) {
     if (o.rule->id == "memory-fit") d += std::max(0.0, 0.10 - c.fit.headroom_bytes / c.fit.capacity_bytes);
     if (o.rule->id == "budget" && c.price_usd && req.budget_usd)
       d += std::min(5.0, std::log2(*c.price_usd / *req.budget_usd));
+    if (o.rule->id == "deadline" && c.perf.time_s && req.deadline_s)
+      d += std::min(9.9, std::log2(c.perf.time_s->typical / *req.deadline_s));  // below a second failure
     if (o.rule->id == "cloud-budget" && req.budget_usd) {
       const auto rent = req.budget_per_hour ? c.usd_per_hour : c.rent_usd;
       if (rent) d += std::min(5.0, std::log2(*rent / *req.budget_usd));
@@ -898,7 +900,12 @@ Recommendation recommend(const Request& req, const Data& data) {
         if (!last || last->perf.time_s->typical <= *req.deadline_s) break;
         const long long n = std::max(count_for_deadline(last->count, last->perf.time_s->typical, *req.deadline_s),
                                      static_cast<long long>(last->count / 8 + 1) * 8);
-        if (n > req.max_gpus) break;
+        if (n > req.max_gpus) {
+          // Too many: the most --max-gpus allows, in whole servers, shows how near it comes.
+          const int most = req.max_gpus / 8 * 8;
+          if (most > last->count) add_candidates(gpu, most, nullptr);
+          break;
+        }
         add_candidates(gpu, static_cast<int>(n), nullptr);
       }
     }
@@ -1234,8 +1241,9 @@ Recommendation recommend(const Request& req, const Data& data) {
         out.way_out.push_back(fmt::format(
             "no plan of at most {} GPUs finishes in {}: the fastest, {} x {} ({}), takes {}; about {} of them would "
             "({}), or a later --deadline, or fewer --tokens",
-            util::format_int(req.max_gpus), util::format_duration(*req.deadline_s), fastest->count, fastest->gpu->name,
-            fastest->w.precision, util::format_duration(fastest->perf.time_s->typical), util::format_int(need),
+            util::format_int(req.max_gpus), util::format_duration(*req.deadline_s), util::format_int(fastest->count),
+            fastest->gpu->name, fastest->w.precision, util::format_duration(fastest->perf.time_s->typical),
+            util::format_int(need),
             need > kMaxPlanGpus ? fmt::format("more than the {} GPUs --max-gpus plans", util::format_int(kMaxPlanGpus))
             : fastest->gpu->form_factor == "pcie"
                 ? std::string("PCIe cards are planned in one server: more need a cluster network, which is not planned")
