@@ -39,9 +39,9 @@ void print_help(std::ostream& os, const std::string& text) {
 // Help shows what a flag takes: N for counts, the flag's own name in capitals for the rest
 // (--task TASK, --seq-len SEQ_LEN; VALUE past 10 letters), never CLI11's generic TEXT.
 void name_values(CLI::App& app) {
-  static constexpr std::string_view kCounts[] = {"top",  "gpus",      "max-gpus",   "batch",  "tp",
-                                                 "pp",   "lora-rank", "gpu-layers", "epochs", "users",
-                                                 "page", "jobs",      "count",      "lines"};
+  static constexpr std::string_view kCounts[] = {"top",  "gpus",      "max-gpus",   "batch", "tp",
+                                                 "pp",   "lora-rank", "gpu-layers", "users", "page",
+                                                 "jobs", "count",     "lines"};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_name() != "TEXT") continue;
     const std::string name = opt->get_lnames().empty() ? opt->get_single_name() : opt->get_lnames().front();

@@ -196,8 +196,8 @@ rules::Request make_request(Context& ctx, const RecommendFlags& o, const estimat
       throw Error("--deadline: plans training by a date; add --task train, lora or qlora (and --tokens)");
     if (r.base.tokens <= 0)
       throw Error(
-          fmt::format("--deadline: needs the job's length: add --tokens (tokens to train on, like 1T) to "
-                      "finish in {}",
+          fmt::format("--deadline: needs the job's length: add --tokens (tokens to train on, like 1T), or "
+                      "--dataset-tokens with --epochs, to finish in {}",
                       util::quote(o.deadline)));
     r.deadline_s = d;
   }

@@ -247,6 +247,10 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--kv-precision", in.kv_precision, "KV-cache precision: fp16 (default), bf16, fp8, int8, int4, fp32")
       ->group(g);
   app.add_option("--tokens", in.tokens, "Training tokens (300B, 2T)")->group(g);
+  app.add_option("--dataset-tokens", in.dataset_tokens,
+                 "Dataset size in tokens (2B), trained on --epochs times, instead of --tokens")
+      ->group(g);
+  app.add_option("--epochs", in.epochs, "Passes over --dataset-tokens (default 1; 0.5 and 3 work)")->group(g);
   app.add_option("--mfu", in.mfu, "Model FLOPs utilisation to assume (0-1), overriding the calibrated value")->group(g);
   app.add_option("--models", ctx.model_files, "Extra model presets file (JSON, as data/models.json); repeatable")
       ->group(g)

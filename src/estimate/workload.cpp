@@ -620,6 +620,25 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     w.tokens = need(in, "tokens", util::parse_count(in.tokens));
     if (w.tokens <= 0) bad(in, "tokens", "must be positive");
   }
+  if (!in.epochs.empty() && in.dataset_tokens.empty())
+    bad(in, "epochs", "counts passes over a dataset: add --dataset-tokens (its size in tokens, like 2B)");
+  if (!in.dataset_tokens.empty()) {
+    if (!in.tokens.empty()) bad(in, "dataset_tokens", "give --tokens, or --dataset-tokens with --epochs, not both");
+    const double size = need(in, "dataset_tokens", util::parse_count(in.dataset_tokens));
+    if (size <= 0) bad(in, "dataset_tokens", "must be positive");
+    double epochs = 1;
+    if (!in.epochs.empty()) {
+      epochs = need(in, "epochs", util::parse_number(in.epochs));
+      if (!(epochs > 0 && epochs <= 1000))
+        bad(in, "epochs",
+            fmt::format("expected a number of passes from 0 to 1,000 (e.g. 3 or 0.5), got {}", util::quote(in.epochs)));
+    }
+    w.tokens = epochs * size;
+    w.assumptions.push_back(fmt::format("training tokens: {} {} over {} dataset tokens = {}{}",
+                                        fmt::format("{:g}", epochs), epochs == 1 ? "epoch" : "epochs",
+                                        util::format_count(size), util::format_count(w.tokens),
+                                        in.epochs.empty() ? " (--epochs)" : ""));
+  }
   if (!in.mfu.empty()) {
     double m = need(in, "mfu", util::parse_number(in.mfu));
     if (!(m > 0 && m <= 1))
@@ -660,7 +679,9 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                                                 "packed",
                                                 "activation_offload",
                                                 "offload",
-                                                "gpu_layers"};
+                                                "gpu_layers",
+                                                "epochs",
+                                                "dataset_tokens"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
   // "file:line" of each field; the fields of a one-line document (a batch line) share one.
   int at_line = -1;
@@ -725,7 +746,9 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"packed", &WorkloadInput::packed},
         {"activation_offload", &WorkloadInput::activation_offload},
         {"offload", &WorkloadInput::offload},
-        {"gpu_layers", &WorkloadInput::gpu_layers}};
+        {"gpu_layers", &WorkloadInput::gpu_layers},
+        {"epochs", &WorkloadInput::epochs},
+        {"dataset_tokens", &WorkloadInput::dataset_tokens}};
     for (const auto& [k, m] : members)
       if (k == key) field = m;
     if (field && (flags.*field).empty()) {

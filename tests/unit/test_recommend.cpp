@@ -650,8 +650,27 @@ TEST_CASE("cli: recommend --deadline ways out and errors", "[cli][recommend][dea
   CHECK(err({"--deadline", "30d"}) ==
         "gpuadvisor: error: --deadline: plans training by a date; add --task train, lora or qlora (and --tokens)\n");
   CHECK(err({"--task", "train", "--deadline", "30d"}) ==
-        "gpuadvisor: error: --deadline: needs the job's length: add --tokens (tokens to train on, like 1T) to finish "
-        "in \"30d\"\n");
+        "gpuadvisor: error: --deadline: needs the job's length: add --tokens (tokens to train on, like 1T), or "
+        "--dataset-tokens with --epochs, to finish in \"30d\"\n");
+  CHECK(err({"--task", "train", "--epochs", "3", "--deadline", "30d"}) ==
+        "gpuadvisor: error: --epochs: counts passes over a dataset: add --dataset-tokens (its size in tokens, like "
+        "2B)\n");
+  CHECK(err({"--task", "train", "--tokens", "1T", "--dataset-tokens", "2B"}) ==
+        "gpuadvisor: error: --dataset-tokens: give --tokens, or --dataset-tokens with --epochs, not both\n");
+  CHECK(err({"--task", "train", "--dataset-tokens", "2B", "--epochs", "0"}) ==
+        "gpuadvisor: error: --epochs: expected a number of passes from 0 to 1,000 (e.g. 3 or 0.5), got \"0\"\n");
+  // Epochs over a dataset are its tokens that many times: the same plans as --tokens.
+  auto by_tokens = test::run_cli({"recommend", "--model", "7B", "--task", "train", "--tokens", "6B", "--deadline", "2d",
+                                  "--gpu", "h100-sxm", "--format", "json"});
+  auto by_epochs = test::run_cli({"recommend", "--model", "7B", "--task", "train", "--dataset-tokens", "2B", "--epochs",
+                                  "3", "--deadline", "2d", "--gpu", "h100-sxm", "--format", "json"});
+  REQUIRE(by_tokens.code == 0);
+  REQUIRE(by_epochs.code == 0);
+  const auto a = nlohmann::json::parse(by_tokens.out)["plans"][0];
+  const auto b = nlohmann::json::parse(by_epochs.out)["plans"][0];
+  CHECK(a["count"] == b["count"]);
+  CHECK(a["time_s"] == b["time_s"]);
+  CHECK(b["reason"] == a["reason"]);
   CHECK(err({"--task", "train", "--tokens", "1T", "--deadline", "soon"}) ==
         "gpuadvisor: error: --deadline: expected a duration with its unit, like 30d, 36h or 2w, got \"soon\"\n");
   CHECK(err({"--task", "train", "--tokens", "1T", "--deadline", "30"}) ==

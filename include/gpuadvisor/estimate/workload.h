@@ -56,7 +56,8 @@ struct WorkloadInput {
   std::string lora_rank, lora_targets, kv_precision, tokens, mfu;
   std::string recipe, master_weights, gradient_dtype, optimizer_in_backward, chunked_loss, packed, activation_offload;
   std::string offload, gpu_layers;
-  std::string profile;  ///< --profile FILE
+  std::string epochs, dataset_tokens;  ///< training tokens as passes over a dataset, instead of tokens
+  std::string profile;                 ///< --profile FILE
   /// Where each field came from, for messages: "--batch" or "profile.json:4: field 'batch'".
   std::map<std::string, std::string> where;
   /// The label for field `key` (a flag name unless a profile set it).
