@@ -539,7 +539,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       if (c.instance) price = c.usd_per_hour ? util::format_rate(*c.usd_per_hour) : "unknown";
       std::string why = c.reason;
       for (const auto& oc : c.outcomes)
-        if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice) why += "; " + oc.rule->id;
+        if (oc.applicable && !oc.passed && oc.rule->kind == rules::Kind::advice)
+          why += oc.rule->weight > 0 ? fmt::format("; {} (counts {:.0f}% against)", oc.rule->id, oc.rule->weight * 100)
+                                     : "; " + oc.rule->id;
       std::string layout = c.w.precision;
       if (estimate::is_training(c.w.task) && c.count > 1)
         layout += fmt::format(" {}{}", c.w.zero ? fmt::format("z{}", c.w.zero) : "dp",
@@ -645,7 +647,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     else
       out << fmt::format(
           "\nBest: {} x {} in {}, {}{}: {}.\n", util::format_int(best.count), best.gpu->name, best.w.precision,
-          best.price_usd ? util::format_money(*best.price_usd) : "price unknown",
+          best.price_usd ? util::format_money(*best.price_usd) +
+                               (best.rent_job_usd && best.value && *best.value == *best.rent_job_usd ? " to buy" : "")
+                         : "price unknown",
           best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
           value_words(best, rec));
     std::vector<std::string> warnings;

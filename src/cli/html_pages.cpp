@@ -235,7 +235,10 @@ std::string value_cell(const rules::Candidate& c, const rules::Recommendation& r
 std::string value_words(const rules::Candidate& c, const rules::Recommendation& rec) {
   const std::string cell = value_cell(c, rec);
   if (rec.value_unit.rfind("$ ", 0) == 0) return cell + rec.value_unit.substr(1);
-  if (rec.value_unit.rfind("job cost", 0) == 0) return cell + " for the job (purchase and energy)";
+  if (rec.value_unit.rfind("job cost", 0) == 0)
+    return cell + (c.rent_job_usd && c.value && *c.value == *c.rent_job_usd
+                       ? " for the job, renting"
+                       : " for the job, buying (purchase and energy)");
   return cell + " " + rec.value_unit;
 }
 

@@ -460,7 +460,7 @@ Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by
                            : estimate::is_training(w.task) ? "training tokens/s"
                                                            : "decode tokens/s per sequence";
   const std::string other = "--prefer speed|cost|efficiency|balanced to rank otherwise";
-  if (by_job_cost) return {"job cost (purchase and energy)", "Job cost", ""};
+  if (by_job_cost) return {"job cost (buying or renting, the less)", "Job cost", ""};
   if (by_serve_cost) {
     const bool users = serve && serve->users;
     return {users ? "$ per user served" : "$ per request/s served", users ? "$/user" : "$/req/s", ""};
@@ -501,10 +501,16 @@ Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by
   return r;
 }
 
+// What the job costs: buying (purchase and energy) or renting the same GPUs for it, the less.
+std::optional<double> job_cost(const Candidate& c) {
+  if (!c.job_cost_usd) return std::nullopt;
+  return c.rent_job_usd ? std::min(*c.job_cost_usd, *c.rent_job_usd) : *c.job_cost_usd;
+}
+
 // The plan's value in the units of ranking_words (nullopt: unknown).
 std::optional<double> value_of(const Candidate& c, Prefer p, bool by_job_cost, bool by_serve_cost, double load) {
   const double t = c.throughput;
-  if (by_job_cost) return c.job_cost_usd;
+  if (by_job_cost) return job_cost(c);
   if (by_serve_cost) return c.price_usd && load > 0 ? std::optional<double>(*c.price_usd / load) : std::nullopt;
   if (p == Prefer::efficiency) {
     const double watts = plan_watts(c);
@@ -522,8 +528,9 @@ std::optional<double> value_of(const Candidate& c, Prefer p, bool by_job_cost, b
 // With a deadline, plans are ranked by what the whole job costs: tokens trained per dollar of
 // purchase and energy (the job is fixed, so more per dollar is cheaper), less the advice penalties.
 double job_cost_score(const Candidate& c) {
-  if (!c.job_cost_usd || *c.job_cost_usd <= 0) return 0;
-  return advised(c.w.tokens / *c.job_cost_usd, c);
+  const auto cost = job_cost(c);
+  if (!cost || *cost <= 0) return 0;
+  return advised(c.w.tokens / *cost, c);
 }
 
 // --serve: the load served per $1,000 of the plan's price (fixed load: more is cheaper), less the
@@ -804,9 +811,9 @@ Recommendation recommend(const Request& req, const Data& data) {
                   : "per GPU type the fewest GPUs that finish in time (whole 8-GPU servers above 8)"));
     if (by_job_cost)
       out.defaults.push_back(fmt::format(
-          "ranking: the job's total cost, purchase and energy (GPUs at rated power, and the host's where known, PUE "
-          "{}, ${}/kWh, {}); advice rules that fire cut a plan's score by their weight; --prefer "
-          "speed|cost|efficiency|balanced to rank otherwise",
+          "ranking: the job's total cost, the less of buying (purchase and energy: GPUs at rated power, and the "
+          "host's where known, PUE {}, ${}/kWh, {}) and renting the same GPUs on demand for the job; advice rules "
+          "that fire cut a plan's score by their weight; --prefer speed|cost|efficiency|balanced to rank otherwise",
           util::format_number(data.prices.pue.value), util::format_number(data.prices.kwh_usd.value),
           data.prices.kwh_usd.as_of.empty() ? "data/cloud.json" : "data/cloud.json, " + data.prices.kwh_usd.as_of));
   }
@@ -913,6 +920,13 @@ Recommendation recommend(const Request& req, const Data& data) {
       out.defaults.push_back(fmt::format("not planned for serving, no published compute peak to time prefill with: {}",
                                          util::join(untimed, ", ")));
   }
+  // A job by a deadline may be rented rather than bought: what renting the same GPUs for it costs.
+  if (by_job_cost)
+    for (auto& c : out.candidates)
+      if (c.accepted && !c.instance && c.perf.time_s) {
+        c.rent = estimate::cheapest_rent(*c.gpu, c.count, std::min(c.count, 8), data.prices);
+        if (c.rent) c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
+      }
   const double load = req.serve ? req.serve->users.value_or(req.serve->rps.value_or(0)) : 0;
   for (auto& c : out.candidates)
     c.score = !c.accepted     ? 0
@@ -1001,7 +1015,8 @@ Recommendation recommend(const Request& req, const Data& data) {
             [&](std::size_t a, std::size_t b) { return *out.candidates[a].price_usd < *out.candidates[b].price_usd; });
 
   // Buy or rent, for the plans shown: the cheapest on-demand rent of the same GPUs.
-  const double utilization = estimate::CostOptions{}.utilization;
+  // A service runs around the clock; other work at the cost command's default utilisation.
+  const double utilization = req.serve ? 1.0 : estimate::CostOptions{}.utilization;
   const auto resale = req.months ? estimate::fit_resale(data.catalog.gpus()) : estimate::ResaleFit{};
   if (req.months) out.defaults.push_back(resale_words(*req.months, resale, utilization));
   for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k) {
@@ -1080,8 +1095,9 @@ Recommendation recommend(const Request& req, const Data& data) {
                          c.job_cost_usd ? fmt::format(", {} in all", util::format_money(*c.job_cost_usd)) : "");
     if (c.rent) {
       const std::string rent =
-          fmt::format("{}{} at {}", c.rent->instances > 1 ? fmt::format("{} x ", c.rent->instances) : "",
-                      instance_label(*c.rent->instance), util::format_rate(c.rent->usd_per_hour));
+          fmt::format("{}{} at {}{}", c.rent->instances > 1 ? fmt::format("{} x ", c.rent->instances) : "",
+                      instance_label(*c.rent->instance), util::format_rate(c.rent->usd_per_hour),
+                      c.rent->instances > 1 ? " in all" : "");
       if (c.buy_over_months_usd && c.rent_over_months_usd)
         why += fmt::format(
             "; over {} months at {:.0f}% use buying costs {} ({} less {} resale, plus energy), renting {} ({}): {}",
@@ -1298,12 +1314,20 @@ Recommendation recommend(const Request& req, const Data& data) {
                                           c.price_usd ? util::format_money(*c.price_usd) : "unknown price"));
       }
     }
-    std::vector<std::string> unpriced;
-    for (const auto& x : out.not_priced) unpriced.push_back(x.id);
+    // Cards out of production with a used price: --used plans them; the rest need a quote.
+    std::vector<std::string> unpriced, used;
+    for (const auto& x : out.not_priced)
+      if (x.used_price_usd && !req.used)
+        used.push_back(fmt::format("{} {} used", x.id, util::format_money(*x.used_price_usd)));
+      else
+        unpriced.push_back(x.id);
+    if (!used.empty())
+      out.way_out.push_back(
+          fmt::format("plan used cards (--used): {} (out of production, no new price)", util::join(used, ", ")));
     if (!unpriced.empty())
       out.way_out.push_back(
           fmt::format("drop --budget, or add a price ({}): {} hold{} the workload but {} no known price",
-                      req.cloud ? "--prices FILE" : "--catalog FILE", util::join(unpriced, ", "),
+                      req.cloud ? "--prices FILE" : "--quotes FILE", util::join(unpriced, ", "),
                       unpriced.size() == 1 ? "s" : "", unpriced.size() == 1 ? "has" : "have"));
     if (out.way_out.empty() && req.serve)
       out.way_out.push_back(fmt::format(

@@ -603,18 +603,24 @@ TEST_CASE("recommend --deadline: per GPU type the fewest GPUs that train in time
     // The fewest: the same GPU with one server fewer is late (or does not hold the job).
     for (const auto& d : r.candidates)
       if (d.gpu == c.gpu && d.count < c.count && d.accepted) CHECK(d.w.precision != c.w.precision);
-    // Cheapest job first, among the priced plans no advice rule cuts.
-    const bool advised = advice_fired(c);
-    if (c.job_cost_usd && !advised) {
-      CHECK(*c.job_cost_usd >= prev_cost);
-      prev_cost = *c.job_cost_usd;
-    }
+    // The job's cost is the less of buying (purchase and energy) and renting for it; cheapest
+    // first (up to equal value) among the priced plans no advice rule cuts.
     if (c.job_cost_usd) {
       CHECK(*c.energy_usd > 0);
       CHECK(*c.job_cost_usd == Approx(*c.price_usd + *c.energy_usd));
+      REQUIRE(c.value);
+      CHECK(*c.value == Approx(c.rent_job_usd ? std::min(*c.job_cost_usd, *c.rent_job_usd) : *c.job_cost_usd));
+      if (!advice_fired(c)) {
+        CHECK(*c.value >= 0.95 * prev_cost);
+        prev_cost = *c.value;
+      }
     }
   }
-  CHECK(r.candidates[r.plans.front()].gpu->id == "h100-sxm");
+  // A month's job on GPUs that rent by the hour: renting is far cheaper than buying a cluster.
+  const auto& best = r.candidates[r.plans.front()];
+  REQUIRE(best.rent_job_usd);
+  CHECK(*best.value == Approx(*best.rent_job_usd));
+  CHECK(*best.rent_job_usd < *best.job_cost_usd / 5);
   CHECK(std::find(r.defaults.begin(), r.defaults.end(),
                   "deadline: 30.0 days for 1T tokens; per GPU type the fewest GPUs that finish in time (whole "
                   "8-GPU servers above 8)") != r.defaults.end());
@@ -852,13 +858,14 @@ TEST_CASE("recommend: buy or rent over --months, resale counted", "[recommend][c
   REQUIRE(fit.usable());
   const double price = p["total_price_usd"].get<double>();
   CHECK(p["resale_usd"].get<double>() == Approx(price * std::pow(1 - fit.loss_per_year, 3)));
-  // Renting for 36 months at 70% use, against buying less resale plus energy.
-  const double hours = 36 * estimate::kHoursPerMonth * 0.7;
+  // A service runs around the clock: renting for 36 months of hours, against buying less resale
+  // plus energy.
+  const double hours = 36 * estimate::kHoursPerMonth;
   CHECK(p["rent"]["over_months_usd"].get<double>() == Approx(p["rent"]["usd_per_hour"].get<double>() * hours));
   const double buy = p["rent"]["buy_over_months_usd"].get<double>();
   CHECK(buy > price - p["resale_usd"].get<double>());  // energy on top
   const auto reason = p["reason"].get<std::string>();
-  CHECK(reason.find("over 36 months at 70% use buying costs ") != std::string::npos);
+  CHECK(reason.find("over 36 months at 100% use buying costs ") != std::string::npos);
   CHECK(reason.find(buy < p["rent"]["over_months_usd"].get<double>() ? "): buy" : "): rent") != std::string::npos);
   bool said = false;
   for (const auto& d : j["defaults"]) said = said || d.get<std::string>().rfind("resale after 36 months: ", 0) == 0;
