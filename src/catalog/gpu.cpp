@@ -121,6 +121,7 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   if (auto n = f.opt_integer("pcie_generation", 1, 10)) g.pcie_generation = static_cast<int>(*n);
   if (auto n = f.opt_integer("pcie_lanes", 1, 32)) g.pcie_lanes = static_cast<int>(*n);
   if (auto n = f.opt_integer("mig_instances", 0, 64)) g.mig_instances = static_cast<int>(*n);
+  if (auto n = f.opt_integer("gpus_per_board", 1, 8)) g.gpus_per_board = static_cast<int>(*n);
   g.ecc = f.opt_bool("ecc").value_or(false);
   g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
   g.street = read_price(f, "street_price");

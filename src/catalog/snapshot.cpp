@@ -18,9 +18,9 @@ void fields(Ar& ar, T& g) {
   ar(g.id, g.name, g.aliases, g.pci_device_ids, g.vendor, g.architecture, g.compute_capability, g.release_year,
      g.segment, g.form_factor, g.cuda_cores, g.tensor_cores, g.memory_bytes, g.memory_type, g.memory_bus_bits,
      g.memory_data_rate_gbps, g.memory_bandwidth_gbs, g.peak_tflops, g.tdp_w, g.power_min_w, g.power_max_w,
-     g.nvlink_generation, g.interconnect, g.interconnect_gbs, g.pcie_generation, g.pcie_lanes, g.mig_instances, g.ecc,
-     g.launch_msrp_usd, g.street, g.used, g.status, g.status_year, g.status_source, g.status_as_of, g.market, g.sources,
-     g.as_of, g.notes, g.origin);
+     g.nvlink_generation, g.interconnect, g.interconnect_gbs, g.pcie_generation, g.pcie_lanes, g.mig_instances,
+     g.gpus_per_board, g.ecc, g.launch_msrp_usd, g.street, g.used, g.status, g.status_year, g.status_source,
+     g.status_as_of, g.market, g.sources, g.as_of, g.notes, g.origin);
 }
 
 template <class Ar, Of<MoE> T>

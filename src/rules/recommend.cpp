@@ -854,8 +854,15 @@ Recommendation recommend(const Request& req, const Data& data) {
     else
       for (int n = 1; n <= (to_deadline ? std::min(8, req.max_gpus) : req.max_gpus); n *= 2) counts.push_back(n);
     std::vector<std::string> untimed;  // --serve: GPUs without a compute peak
+    std::vector<std::string> boards;   // several GPUs on one board: not one GPU
     for (const auto& gpu : data.catalog.gpus()) {
       if (!req.filter.admits(gpu)) continue;
+      if (gpu.gpus_per_board > 1) {
+        const auto segs = scenario_segments(req.scenario);  // said only where the scenario would take it
+        if (std::find(segs.begin(), segs.end(), gpu.segment) != segs.end())
+          boards.push_back(fmt::format("{} ({} GPUs)", gpu.id, gpu.gpus_per_board));
+        continue;
+      }
       if (req.serve) {
         // Without a published compute peak prefill cannot be timed: no service to plan, said once.
         if (!gpu.any_peak()) {
@@ -916,6 +923,11 @@ Recommendation recommend(const Request& req, const Data& data) {
         add_candidates(gpu, static_cast<int>(n), nullptr);
       }
     }
+    if (!boards.empty())
+      out.defaults.push_back(fmt::format(
+          "not planned as one GPU, boards of several GPUs that each see only their own memory: {}; plan the "
+          "single-GPU card the board carries",
+          util::join(boards, ", ")));
     if (!untimed.empty())
       out.defaults.push_back(fmt::format("not planned for serving, no published compute peak to time prefill with: {}",
                                          util::join(untimed, ", ")));

@@ -902,3 +902,14 @@ TEST_CASE("recommend: by default the best value first; at equal value fewer card
     }
   }
 }
+
+TEST_CASE("recommend: a board of several GPUs is not planned as one GPU, and says so", "[recommend]") {
+  const auto* dual = test::gpus().find("arc-pro-b60-dual");
+  REQUIRE(dual);
+  REQUIRE(dual->gpus_per_board == 2);
+  auto r = run("llama-3.1-70b", "", std::nullopt);
+  for (const auto& c : r.candidates) CHECK(c.gpu->gpus_per_board == 1);
+  CHECK(std::find(r.defaults.begin(), r.defaults.end(),
+                  "not planned as one GPU, boards of several GPUs that each see only their own memory: "
+                  "arc-pro-b60-dual (2 GPUs); plan the single-GPU card the board carries") != r.defaults.end());
+}

@@ -63,6 +63,9 @@ struct Gpu {
   std::optional<int> pcie_generation, pcie_lanes;
   /// The most MIG instances the GPU can be split into; 0: no MIG; nullopt: not known.
   std::optional<int> mig_instances;
+  /// GPUs on one board (2 for dual-GPU cards): the record's memory, bandwidth and peaks are the
+  /// board's totals, each GPU seeing only its share; such a board is not planned as one GPU.
+  int gpus_per_board = 1;
   bool ecc = false;
   std::optional<double> launch_msrp_usd;
   Price street, used;
