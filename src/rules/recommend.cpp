@@ -1064,6 +1064,27 @@ Recommendation recommend(const Request& req, const Data& data) {
           util::format_duration(best.perf.time_s->low), util::format_duration(best.perf.time_s->high)));
   }
 
+  // Launch MSRPs beside street prices: say how far street prices run above MSRP where both are known.
+  {
+    std::vector<std::string> msrp;
+    for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k)
+      if (const auto& c = out.candidates[out.plans[k]]; !c.instance && c.price_kind == "msrp")
+        msrp.push_back(c.gpu->id);
+    std::vector<double> ratio;
+    for (const auto& g : data.catalog.gpus())
+      if (g.in_production() && g.street.usd && g.launch_msrp_usd && *g.launch_msrp_usd > 0)
+        ratio.push_back(*g.street.usd / *g.launch_msrp_usd);
+    if (!msrp.empty() && !ratio.empty()) {
+      std::sort(ratio.begin(), ratio.end());
+      const std::size_t n = ratio.size();
+      const double median = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+      out.defaults.push_back(fmt::format(
+          "launch MSRP, no street price known: {}; the {} in-production cards with both sell at {:.2f}x to {:.2f}x "
+          "their MSRP (median {:.2f}x): expect to pay more, or add a quote (--quotes FILE)",
+          util::join(msrp, ", "), n, ratio.front(), ratio.back(), median));
+    }
+  }
+
   // Reasons and hints.
   for (auto i : out.plans) {
     auto& c = out.candidates[i];

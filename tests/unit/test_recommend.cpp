@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
@@ -115,6 +117,23 @@ TEST_CASE("recommend: the headline, 10B within $3,000", "[recommend]") {
     REQUIRE(c.price_usd);
     CHECK(*c.price_usd <= 3000);
     CHECK(c.memory_need_bytes <= c.gpu->memory_bytes * 0.9);
+  }
+  SECTION("plans priced at launch MSRP say how far street prices run above it") {
+    std::vector<double> ratio;
+    for (const auto& g : test::gpus().gpus())
+      if (g.in_production() && g.street.usd && g.launch_msrp_usd) ratio.push_back(*g.street.usd / *g.launch_msrp_usd);
+    REQUIRE(ratio.size() >= 2);
+    bool msrp_plan = false;
+    for (std::size_t k = 0; k < r.plans.size() && k < 5; ++k)
+      msrp_plan = msrp_plan || r.candidates[r.plans[k]].price_kind == "msrp";
+    REQUIRE(msrp_plan);
+    const auto line = std::find_if(r.defaults.begin(), r.defaults.end(), [](const std::string& d) {
+      return d.rfind("launch MSRP, no street price known: ", 0) == 0;
+    });
+    REQUIRE(line != r.defaults.end());
+    CHECK(line->find(fmt::format("the {} in-production cards with both sell at {:.2f}x to {:.2f}x", ratio.size(),
+                                 *std::min_element(ratio.begin(), ratio.end()),
+                                 *std::max_element(ratio.begin(), ratio.end()))) != std::string::npos);
   }
   SECTION("the RX 7900 XTX in fp16 is a near miss that fits in a lower precision") {
     bool found = false;
