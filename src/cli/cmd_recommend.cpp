@@ -342,15 +342,10 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
                  {"usd_per_hour", c.rent->usd_per_hour},
                  {"breakeven_months", c.breakeven_months ? util::Json(*c.breakeven_months) : util::Json(nullptr)},
                  {"job_usd", c.rent_job_usd ? util::Json(*c.rent_job_usd) : util::Json(nullptr)}};
-    if (c.rent_over_months_usd) {
-      j["rent"]["over_months_usd"] = *c.rent_over_months_usd;
-      j["rent"]["buy_over_months_usd"] =
-          c.buy_over_months_usd ? util::Json(*c.buy_over_months_usd) : util::Json(nullptr);
-    }
+    if (c.rent_over_months_usd) j["rent"]["over_months_usd"] = *c.rent_over_months_usd;
   }
-  if (c.resale_usd) {
-    j["resale_usd"] = *c.resale_usd;
-  }
+  if (c.resale_usd) j["resale_usd"] = *c.resale_usd;
+  if (c.buy_over_months_usd) j["buy_over_months_usd"] = *c.buy_over_months_usd;
   if (c.serve) {
     const auto& sv = *c.serve;
     const bool known = sv.tokens_per_user_s > 0;  // a service that cannot run has no speed or wait

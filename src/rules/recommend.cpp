@@ -401,6 +401,13 @@ double plan_watts(const Candidate& c) {
   return c.power_cap_w ? *c.power_cap_w * c.count : c.gpu->tdp_w.value_or(0) * c.count;
 }
 
+// What a plan costs its buyer: the price, or with --months what the months cost it (the less of
+// buying, less resale plus energy, and renting the same GPUs).
+std::optional<double> outlay(const Candidate& c) {
+  if (!c.buy_over_months_usd) return c.price_usd;
+  return c.rent_over_months_usd ? std::min(*c.buy_over_months_usd, *c.rent_over_months_usd) : *c.buy_over_months_usd;
+}
+
 double score_of(const Candidate& c, Prefer p) {
   double t = c.throughput;
   if (t <= 0) return 0;
@@ -432,10 +439,10 @@ double score_of(const Candidate& c, Prefer p) {
         s = watts > 0 ? t / (watts / 1000) : 0;
         break;
       case Prefer::cost:
-        s = c.price_usd ? t / (*c.price_usd / 1000) : 0;
+        s = outlay(c) ? t / (*outlay(c) / 1000) : 0;
         break;
       case Prefer::balanced:
-        s = c.price_usd ? t / std::sqrt(*c.price_usd / 1000) : 0;
+        s = outlay(c) ? t / std::sqrt(*outlay(c) / 1000) : 0;
         break;
     }
   }
@@ -453,7 +460,7 @@ struct Ranking {
 };
 
 Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by_job_cost, bool by_serve_cost,
-                      const std::optional<estimate::ServeTarget>& serve) {
+                      const std::optional<estimate::ServeTarget>& serve, std::optional<int> months) {
   const bool images = w.model.vision && !w.model.is_transformer();
   const std::string rate = images ? "image/s" : "tok/s";
   const std::string what = images                          ? "images/s"
@@ -463,7 +470,9 @@ Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by
   if (by_job_cost) return {"job cost (buying or renting, the less)", "Job cost", ""};
   if (by_serve_cost) {
     const bool users = serve && serve->users;
-    return {users ? "$ per user served" : "$ per request/s served", users ? "$/user" : "$/req/s", ""};
+    return {fmt::format("{}{}", users ? "$ per user served" : "$ per request/s served",
+                        months ? fmt::format(" over {} months", *months) : ""),
+            users ? "$/user" : "$/req/s", ""};
   }
   const std::string per_kw = rate + " per kW";
   switch (p) {
@@ -475,11 +484,16 @@ Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by
     case Prefer::cost:
       break;
   }
-  Ranking r = cloud ? Ranking{images ? "$ per 1k images" : "$ per M tokens", images ? "$/1k img" : "$/M tok", ""}
-                    : Ranking{"$ per " + rate, "$/" + rate, ""};
+  Ranking r = cloud    ? Ranking{images ? "$ per 1k images" : "$ per M tokens", images ? "$/1k img" : "$/M tok", ""}
+              : months ? Ranking{fmt::format("$ per {} over {} months", rate, *months), "$/" + rate, ""}
+                       : Ranking{"$ per " + rate, "$/" + rate, ""};
   const std::string priced =
-      cloud ? fmt::format("the hourly rate over the {} it buys", what)
-            : fmt::format("the plan's price, the host included where several cards need one, over its {}", what);
+      cloud    ? fmt::format("the hourly rate over the {} it buys", what)
+      : months ? fmt::format(
+                     "what {} months cost the plan, the less of buying it (price less resale, plus energy) and "
+                     "renting the same GPUs, over its {}",
+                     *months, what)
+               : fmt::format("the plan's price, the host included where several cards need one, over its {}", what);
   switch (p) {
     case Prefer::cost:
       r.words = fmt::format(
@@ -511,7 +525,7 @@ std::optional<double> job_cost(const Candidate& c) {
 std::optional<double> value_of(const Candidate& c, Prefer p, bool by_job_cost, bool by_serve_cost, double load) {
   const double t = c.throughput;
   if (by_job_cost) return job_cost(c);
-  if (by_serve_cost) return c.price_usd && load > 0 ? std::optional<double>(*c.price_usd / load) : std::nullopt;
+  if (by_serve_cost) return outlay(c) && load > 0 ? std::optional<double>(*outlay(c) / load) : std::nullopt;
   if (p == Prefer::efficiency) {
     const double watts = plan_watts(c);
     return watts > 0 ? std::optional<double>(t / (watts / 1000)) : std::nullopt;
@@ -522,7 +536,7 @@ std::optional<double> value_of(const Candidate& c, Prefer p, bool by_job_cost, b
     const double per = c.perf.images_per_s ? 1e3 : 1e6;  // $ per 1k images, per M tokens
     return *c.usd_per_hour / (t * 3600) * per;
   }
-  return c.price_usd ? std::optional<double>(*c.price_usd / t) : std::nullopt;
+  return outlay(c) ? std::optional<double>(*outlay(c) / t) : std::nullopt;
 }
 
 // With a deadline, plans are ranked by what the whole job costs: tokens trained per dollar of
@@ -536,8 +550,9 @@ double job_cost_score(const Candidate& c) {
 // --serve: the load served per $1,000 of the plan's price (fixed load: more is cheaper), less the
 // advice penalties, as every ranking takes them.
 double serve_score(const Candidate& c, double load) {
-  if (!c.price_usd || *c.price_usd <= 0) return 0;
-  return advised(load / (*c.price_usd / 1000), c);
+  const auto cost = outlay(c);
+  if (!cost || *cost <= 0) return 0;
+  return advised(load / (*cost / 1000), c);
 }
 
 // GPUs to try beyond 8 for a deadline: training throughput per GPU holds beyond 8 GPUs
@@ -724,6 +739,29 @@ std::vector<std::string> CandidateFilter::describe() const {
 
 namespace {
 
+// The cheapest on-demand rent of the plan's GPUs, when buying pays off, and with --months what
+// buying (less resale, plus energy) and renting cost over them.
+void buy_or_rent(Candidate& c, const Request& req, const Data& data, const estimate::ResaleFit& resale,
+                 double utilization) {
+  if (c.instance || !c.price_usd) return;
+  if (req.months && resale.usable())
+    c.resale_usd = estimate::resale_usd(*c.price_usd, *req.months, resale.loss_per_year);
+  // The GPUs that must share a rented machine: a serving replica's group, a training job's node
+  // (up to 8), a split model's GPUs.
+  const int together = c.serve ? c.serve->tp : std::min(c.count, 8);
+  c.rent = estimate::cheapest_rent(*c.gpu, c.count, together, data.prices);
+  const auto energy_per_hour = energy_usd_per_hour(*c.gpu, c.count, c.host, data.prices);
+  const double hours = req.months ? *req.months * estimate::kHoursPerMonth * utilization : 0;
+  if (c.resale_usd && energy_per_hour) c.buy_over_months_usd = *c.price_usd - *c.resale_usd + *energy_per_hour * hours;
+  if (!c.rent) return;
+  if (c.perf.time_s && estimate::is_training(c.w.task))
+    c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
+  if (c.resale_usd) c.rent_over_months_usd = c.rent->usd_per_hour * hours;
+  if (!energy_per_hour) return;
+  if (auto h = estimate::breakeven_hours(*c.price_usd, *energy_per_hour, c.rent->usd_per_hour))
+    c.breakeven_months = *h / (estimate::kHoursPerMonth * utilization);
+}
+
 // The resale assumption, in words: the fitted loss per year, its range and what it was fitted on.
 std::string resale_words(int months, const estimate::ResaleFit& fit, double utilization) {
   if (!fit.usable())
@@ -753,7 +791,8 @@ Recommendation recommend(const Request& req, const Data& data) {
   out.score_unit = by_job_cost     ? "training tokens per $ of purchase and energy for the job"
                    : by_serve_cost ? (req.serve->users ? "users served per $1k" : "requests/s served per $1k")
                                    : score_unit(out.prefer, tu, req.cloud);
-  const Ranking ranking = ranking_words(out.prefer, req.base, req.cloud, by_job_cost, by_serve_cost, req.serve);
+  const Ranking ranking =
+      ranking_words(out.prefer, req.base, req.cloud, by_job_cost, by_serve_cost, req.serve, req.months);
   out.value_unit = ranking.value_unit;
   out.value_head = ranking.value_head;
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
@@ -800,9 +839,14 @@ Recommendation recommend(const Request& req, const Data& data) {
       out.defaults.push_back("precision: fp8 where the GPU runs it, else fp16 (--precision int4 plans 4-bit serving)");
     if (by_serve_cost)
       out.defaults.push_back(
-          "ranking: the plans that meet every target, cheapest first; advice rules that fire (non-CUDA software, "
-          "used cards) cut a plan's score by their weight; at equal value fewer cards first (--prefer to rank "
-          "otherwise)");
+          fmt::format("ranking: the plans that meet every target, cheapest first{}; advice rules that fire "
+                      "(non-CUDA software, used cards) cut a plan's score by their weight; at equal value (within "
+                      "{}%) fewer cards first, then the faster (--prefer to rank otherwise)",
+                      req.months ? fmt::format(" by what {} months cost each (buying less resale plus energy, or "
+                                               "renting, the less)",
+                                               *req.months)
+                                 : "",
+                      kEqualValue * 100));
   }
   if (req.deadline_s) {
     out.defaults.push_back(fmt::format(
@@ -939,6 +983,13 @@ Recommendation recommend(const Request& req, const Data& data) {
         c.rent = estimate::cheapest_rent(*c.gpu, c.count, std::min(c.count, 8), data.prices);
         if (c.rent) c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
       }
+  // A service runs around the clock; other work at the cost command's default utilisation.
+  const double utilization = req.serve ? 1.0 : estimate::CostOptions{}.utilization;
+  const auto resale = req.months ? estimate::fit_resale(data.catalog.gpus()) : estimate::ResaleFit{};
+  // With --months every plan is priced at what the months cost it.
+  if (req.months)
+    for (auto& c : out.candidates)
+      if (c.accepted) buy_or_rent(c, req, data, resale, utilization);
   const double load = req.serve ? req.serve->users.value_or(req.serve->rps.value_or(0)) : 0;
   for (auto& c : out.candidates)
     c.score = !c.accepted     ? 0
@@ -1026,32 +1077,10 @@ Recommendation recommend(const Request& req, const Data& data) {
   std::sort(out.pareto.begin(), out.pareto.end(),
             [&](std::size_t a, std::size_t b) { return *out.candidates[a].price_usd < *out.candidates[b].price_usd; });
 
-  // Buy or rent, for the plans shown: the cheapest on-demand rent of the same GPUs.
-  // A service runs around the clock; other work at the cost command's default utilisation.
-  const double utilization = req.serve ? 1.0 : estimate::CostOptions{}.utilization;
-  const auto resale = req.months ? estimate::fit_resale(data.catalog.gpus()) : estimate::ResaleFit{};
+  // Buy or rent, for the plans shown (for every plan with --months, above).
   if (req.months) out.defaults.push_back(resale_words(*req.months, resale, utilization));
-  for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k) {
-    auto& c = out.candidates[out.plans[k]];
-    if (c.instance || !c.price_usd) continue;
-    if (req.months && resale.usable())
-      c.resale_usd = estimate::resale_usd(*c.price_usd, *req.months, resale.loss_per_year);
-    // The GPUs that must share a rented machine: a serving replica's group, a training job's node
-    // (up to 8), a split model's GPUs.
-    const int together = c.serve ? c.serve->tp : std::min(c.count, 8);
-    c.rent = estimate::cheapest_rent(*c.gpu, c.count, together, data.prices);
-    const auto energy_per_hour = energy_usd_per_hour(*c.gpu, c.count, c.host, data.prices);
-    if (!c.rent || !energy_per_hour) continue;
-    if (auto h = estimate::breakeven_hours(*c.price_usd, *energy_per_hour, c.rent->usd_per_hour))
-      c.breakeven_months = *h / (estimate::kHoursPerMonth * utilization);
-    if (c.perf.time_s && estimate::is_training(c.w.task))
-      c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
-    if (c.resale_usd) {
-      const double hours = *req.months * estimate::kHoursPerMonth * utilization;
-      c.buy_over_months_usd = *c.price_usd - *c.resale_usd + *energy_per_hour * hours;
-      c.rent_over_months_usd = c.rent->usd_per_hour * hours;
-    }
-  }
+  for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k)
+    buy_or_rent(out.candidates[out.plans[k]], req, data, resale, utilization);
 
   // Plans meet a deadline at the typical speed; say once when the slow end of the best plan's
   // range would not.
@@ -1147,7 +1176,11 @@ Recommendation recommend(const Request& req, const Data& data) {
       else
         why += fmt::format("; rent: {} costs no more than the power of owning it", rent);
     }
-    if (c.resale_usd && !c.rent_over_months_usd)
+    if (c.buy_over_months_usd && !c.rent_over_months_usd)
+      why += fmt::format("; over {} months at {:.0f}% use buying costs {} ({} less {} resale, plus energy)",
+                         *req.months, utilization * 100, util::format_money(*c.buy_over_months_usd),
+                         util::format_money(*c.price_usd), util::format_money(*c.resale_usd));
+    else if (c.resale_usd && !c.rent_over_months_usd)
       why += fmt::format("; resale after {} months about {}", *req.months, util::format_money(*c.resale_usd));
     c.reason = why;
   }

@@ -881,7 +881,7 @@ TEST_CASE("recommend: buy or rent over --months, resale counted", "[recommend][c
   // plus energy.
   const double hours = 36 * estimate::kHoursPerMonth;
   CHECK(p["rent"]["over_months_usd"].get<double>() == Approx(p["rent"]["usd_per_hour"].get<double>() * hours));
-  const double buy = p["rent"]["buy_over_months_usd"].get<double>();
+  const double buy = p["buy_over_months_usd"].get<double>();
   CHECK(buy > price - p["resale_usd"].get<double>());  // energy on top
   const auto reason = p["reason"].get<std::string>();
   CHECK(reason.find("over 36 months at 100% use buying costs ") != std::string::npos);
@@ -889,6 +889,20 @@ TEST_CASE("recommend: buy or rent over --months, resale counted", "[recommend][c
   bool said = false;
   for (const auto& d : j["defaults"]) said = said || d.get<std::string>().rfind("resale after 36 months: ", 0) == 0;
   CHECK(said);
+  // Every plan is ranked by what the months cost it, the less of buying and renting.
+  auto v = test::run_cli({"recommend", "--model", "10B", "--budget", "3000", "--months", "24", "--format", "json"});
+  REQUIRE(v.code == 0);
+  const auto vj = nlohmann::json::parse(v.out);
+  CHECK(vj["value_unit"] == "$ per tok/s over 24 months");
+  REQUIRE(vj["plans"].size() >= 3);
+  for (const auto& plan : vj["plans"]) {
+    INFO(plan["gpu_id"]);
+    REQUIRE(plan.contains("buy_over_months_usd"));
+    double cost = plan["buy_over_months_usd"].get<double>();
+    if (plan.contains("rent") && plan["rent"].contains("over_months_usd"))
+      cost = std::min(cost, plan["rent"]["over_months_usd"].get<double>());
+    CHECK(plan["value"].get<double>() == Approx(cost / plan["throughput"].get<double>()));
+  }
   auto err = [](std::vector<std::string> args) {
     args.insert(args.begin(), {"recommend", "--model", "7B"});
     auto r = test::run_cli(args);
