@@ -642,9 +642,9 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     else
       out << fmt::format(
           "\nBest: {} x {} in {}, {}{}: {}.\n", util::format_int(best.count), best.gpu->name, best.w.precision,
-          best.price_usd ? util::format_money(*best.price_usd) +
-                               (best.rent_job_usd && best.value && *best.value == *best.rent_job_usd ? " to buy" : "")
-                         : "price unknown",
+          best.price_usd
+              ? util::format_money(*best.price_usd) + (rec.value_is_job && best.rents_job_cheaper() ? " to buy" : "")
+              : "price unknown",
           best.power_cap_w ? fmt::format(", capped to {} W per GPU", util::format_number(*best.power_cap_w)) : "",
           value_words(best, rec));
     std::vector<std::string> warnings;

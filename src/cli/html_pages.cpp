@@ -227,18 +227,17 @@ std::string recommend_html(Context& ctx, const rules::Request& req, const rules:
 // A plan's value in its ranking's unit: dollars as money, rates as numbers.
 std::string value_cell(const rules::Candidate& c, const rules::Recommendation& rec) {
   if (!c.value) return "unknown";
-  if (rec.value_unit.front() != '$' && rec.value_unit.rfind("job cost", 0) != 0) return util::format_number(*c.value);
+  if (!rec.value_in_usd) return util::format_number(*c.value);
   return *c.value >= 1000 ? util::format_money(*c.value) : "$" + util::format_number(*c.value);
 }
 
-// The same in words: "$16.6 per tok/s", "$1.2M for the job (purchase and energy)", "312 tok/s per kW".
+// The same in words: "$16.6 per tok/s", "$80,425 for the job, renting", "312 tok/s per kW".
 std::string value_words(const rules::Candidate& c, const rules::Recommendation& rec) {
   const std::string cell = value_cell(c, rec);
-  if (rec.value_unit.rfind("$ ", 0) == 0) return cell + rec.value_unit.substr(1);
-  if (rec.value_unit.rfind("job cost", 0) == 0)
-    return cell + (c.rent_job_usd && c.value && *c.value == *c.rent_job_usd
-                       ? " for the job, renting"
-                       : " for the job, buying (purchase and energy)");
+  if (rec.value_is_job)
+    return cell + (c.rents_job_cheaper() ? " for the job, renting" : " for the job, buying (purchase and energy)");
+  // "$ per tok/s" reads "$16.6 per tok/s" after the amount.
+  if (rec.value_in_usd) return cell + rec.value_unit.substr(rec.value_unit.find(' '));
   return cell + " " + rec.value_unit;
 }
 

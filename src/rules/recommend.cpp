@@ -516,10 +516,7 @@ Ranking ranking_words(Prefer p, const estimate::Workload& w, bool cloud, bool by
 }
 
 // What the job costs: buying (purchase and energy) or renting the same GPUs for it, the less.
-std::optional<double> job_cost(const Candidate& c) {
-  if (!c.job_cost_usd) return std::nullopt;
-  return c.rent_job_usd ? std::min(*c.job_cost_usd, *c.rent_job_usd) : *c.job_cost_usd;
-}
+std::optional<double> job_cost(const Candidate& c) { return c.rents_job_cheaper() ? c.rent_job_usd : c.job_cost_usd; }
 
 // The plan's value in the units of ranking_words (nullopt: unknown).
 std::optional<double> value_of(const Candidate& c, Prefer p, bool by_job_cost, bool by_serve_cost, double load) {
@@ -795,6 +792,8 @@ Recommendation recommend(const Request& req, const Data& data) {
       ranking_words(out.prefer, req.base, req.cloud, by_job_cost, by_serve_cost, req.serve, req.months);
   out.value_unit = ranking.value_unit;
   out.value_head = ranking.value_head;
+  out.value_in_usd = by_job_cost || by_serve_cost || out.prefer != Prefer::efficiency;
+  out.value_is_job = by_job_cost;
   if (!req.set.task) out.defaults.push_back("task: inference (set --task train|lora|qlora for training)");
   if (!req.set.precision && !req.serve)
     out.defaults.push_back(
@@ -976,18 +975,14 @@ Recommendation recommend(const Request& req, const Data& data) {
       out.defaults.push_back(fmt::format("not planned for serving, no published compute peak to time prefill with: {}",
                                          util::join(untimed, ", ")));
   }
-  // A job by a deadline may be rented rather than bought: what renting the same GPUs for it costs.
-  if (by_job_cost)
-    for (auto& c : out.candidates)
-      if (c.accepted && !c.instance && c.perf.time_s) {
-        c.rent = estimate::cheapest_rent(*c.gpu, c.count, std::min(c.count, 8), data.prices);
-        if (c.rent) c.rent_job_usd = c.rent->usd_per_hour * c.perf.time_s->typical / 3600;
-      }
   // A service runs around the clock; other work at the cost command's default utilisation.
   const double utilization = req.serve ? 1.0 : estimate::CostOptions{}.utilization;
   const auto resale = req.months ? estimate::fit_resale(data.catalog.gpus()) : estimate::ResaleFit{};
-  // With --months every plan is priced at what the months cost it.
-  if (req.months)
+  // Where buying or renting ranks the plans (a deadline job may be rented; --months prices every
+  // plan at what the months cost it), every accepted plan is weighed now; otherwise only the
+  // plans shown, below.
+  const bool weigh_all = by_job_cost || req.months.has_value();
+  if (weigh_all)
     for (auto& c : out.candidates)
       if (c.accepted) buy_or_rent(c, req, data, resale, utilization);
   const double load = req.serve ? req.serve->users.value_or(req.serve->rps.value_or(0)) : 0;
@@ -1077,10 +1072,11 @@ Recommendation recommend(const Request& req, const Data& data) {
   std::sort(out.pareto.begin(), out.pareto.end(),
             [&](std::size_t a, std::size_t b) { return *out.candidates[a].price_usd < *out.candidates[b].price_usd; });
 
-  // Buy or rent, for the plans shown (for every plan with --months, above).
+  // Buy or rent, for the plans shown (all were weighed above when that ranks them).
   if (req.months) out.defaults.push_back(resale_words(*req.months, resale, utilization));
-  for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k)
-    buy_or_rent(out.candidates[out.plans[k]], req, data, resale, utilization);
+  if (!weigh_all)
+    for (std::size_t k = 0; k < out.plans.size() && k < static_cast<std::size_t>(std::max(1, req.top)); ++k)
+      buy_or_rent(out.candidates[out.plans[k]], req, data, resale, utilization);
 
   // Plans meet a deadline at the typical speed; say once when the slow end of the best plan's
   // range would not.
@@ -1115,6 +1111,11 @@ Recommendation recommend(const Request& req, const Data& data) {
   }
 
   // Reasons and hints.
+  auto over_months = [&](const Candidate& c) {
+    return fmt::format("; over {} months at {:.0f}% use buying costs {} ({} less {} resale, plus energy)", *req.months,
+                       utilization * 100, util::format_money(*c.buy_over_months_usd), util::format_money(*c.price_usd),
+                       util::format_money(*c.resale_usd));
+  };
   for (auto i : out.plans) {
     auto& c = out.candidates[i];
     std::string why =
@@ -1161,15 +1162,11 @@ Recommendation recommend(const Request& req, const Data& data) {
                       instance_label(*c.rent->instance), util::format_rate(c.rent->usd_per_hour),
                       c.rent->instances > 1 ? " in all" : "");
       if (c.buy_over_months_usd && c.rent_over_months_usd)
-        why += fmt::format(
-            "; over {} months at {:.0f}% use buying costs {} ({} less {} resale, plus energy), renting {} ({}): {}",
-            *req.months, utilization * 100, util::format_money(*c.buy_over_months_usd),
-            util::format_money(*c.price_usd), util::format_money(*c.resale_usd),
-            util::format_money(*c.rent_over_months_usd), rent,
-            *c.buy_over_months_usd < *c.rent_over_months_usd ? "buy" : "rent");
+        why += fmt::format("{}, renting {} ({}): {}", over_months(c), util::format_money(*c.rent_over_months_usd), rent,
+                           *c.buy_over_months_usd < *c.rent_over_months_usd ? "buy" : "rent");
       else if (c.rent_job_usd && c.job_cost_usd)
         why += fmt::format("; renting for the job: {} ({}), {} buying", util::format_money(*c.rent_job_usd), rent,
-                           *c.rent_job_usd < *c.job_cost_usd ? "less than" : "more than");
+                           c.rents_job_cheaper() ? "less than" : "more than");
       else if (c.breakeven_months)
         why += fmt::format("; buy if it runs more than {} months at {:.0f}% use, else rent ({})",
                            util::format_number(*c.breakeven_months), utilization * 100, rent);
@@ -1177,9 +1174,7 @@ Recommendation recommend(const Request& req, const Data& data) {
         why += fmt::format("; rent: {} costs no more than the power of owning it", rent);
     }
     if (c.buy_over_months_usd && !c.rent_over_months_usd)
-      why += fmt::format("; over {} months at {:.0f}% use buying costs {} ({} less {} resale, plus energy)",
-                         *req.months, utilization * 100, util::format_money(*c.buy_over_months_usd),
-                         util::format_money(*c.price_usd), util::format_money(*c.resale_usd));
+      why += over_months(c);
     else if (c.resale_usd && !c.rent_over_months_usd)
       why += fmt::format("; resale after {} months about {}", *req.months, util::format_money(*c.resale_usd));
     c.reason = why;

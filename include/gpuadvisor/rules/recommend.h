@@ -105,6 +105,8 @@ struct Candidate {
   std::string hint;             ///< for rejected: what would make it fit ("fits in int8")
 
   std::string label() const;  ///< "rtx-4090 x1 int8", "lambda-8x-h100-sxm bf16"
+  /// A job of known length that costs less to rent than to buy (purchase and energy).
+  bool rents_job_cheaper() const { return rent_job_usd && job_cost_usd && *rent_job_usd < *job_cost_usd; }
 };
 
 struct Recommendation {
@@ -114,6 +116,8 @@ struct Recommendation {
   /// user", "job cost", "$ per M tokens", "tok/s per kW"; value_head is its short column name.
   std::string value_unit;
   std::string value_head;
+  bool value_in_usd = true;           ///< the value is dollars (shown as money), not a rate such as tok/s per kW
+  bool value_is_job = false;          ///< the value is the whole job's cost (--deadline)
   std::vector<std::string> defaults;  ///< what was assumed, in words
   std::vector<Candidate> candidates;  ///< every candidate evaluated
   std::vector<std::size_t> plans;     ///< indices into candidates, best first (one per GPU model)
