@@ -2,13 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "gpuadvisor/catalog/embedded.h"
 #include "gpuadvisor/catalog/snapshot.h"
 
 namespace gpuadvisor::catalog {
 namespace {
 
-constexpr std::string_view kFactorNames[kFactorIdCount] = {
+constexpr std::string_view kFactorNames[] = {
     "activation-memory-factor",
     "cuda-context-bytes",
     "allocator-fragmentation",
@@ -16,12 +18,45 @@ constexpr std::string_view kFactorNames[kFactorIdCount] = {
     "mfu-finetune-lora",
     "mfu-train-datacenter-nvlink",
     "mfu-train-pcie",
-    "decode-bandwidth-efficiency",
-    "decode-bandwidth-efficiency-quantized",
-    "decode-bandwidth-efficiency-quantized-gptq-awq",
+    "decode-quant-gguf",
+    "decode-quant-weight-only",
     "scaling-nvlink",
     "scaling-pcie",
+    "allreduce-latency-pcie",
+    "allreduce-latency-nvlink",
+    "mfu-intensity-exponent",
+    "mfu-train-fp8",
+    "vendor-amd",
+    "vendor-intel",
+    "vendor-apple",
+    "decode-bandwidth-llama.cpp",
+    "decode-bandwidth-vllm",
+    "decode-bandwidth-sglang",
+    "decode-bandwidth-trt-llm",
+    "decode-bandwidth-transformers",
+    "decode-bandwidth-exllamav2",
+    "decode-layer-overhead-llama.cpp",
+    "decode-layer-overhead-vllm",
+    "decode-layer-overhead-sglang",
+    "decode-layer-overhead-trt-llm",
+    "decode-layer-overhead-transformers",
+    "decode-layer-overhead-exllamav2",
+    "prefill-mfu-llama.cpp",
+    "prefill-mfu-vllm",
+    "prefill-mfu-sglang",
+    "prefill-mfu-trt-llm",
+    "prefill-mfu-transformers",
+    "prefill-mfu-exllamav2",
+    "prefill-consumer-llama.cpp",
+    "prefill-consumer-vllm",
+    "prefill-consumer-sglang",
+    "prefill-consumer-trt-llm",
+    "prefill-consumer-transformers",
+    "prefill-consumer-exllamav2",
 };
+
+// One name per FactorId, in order: a factor added to the enum without a name fails here.
+static_assert(std::size(kFactorNames) == kFactorIdCount);
 
 [[noreturn]] void fail_missing(std::string_view id) {
   throw Error(fmt::format("efficiency factor '{}' missing from data", id), Exit::internal);
@@ -39,6 +74,13 @@ void Efficiency::index() {
 }
 
 const Factor& Efficiency::missing(FactorId id) { fail_missing(factor_name(id)); }
+
+Efficiency Efficiency::with(Factor f) const {
+  auto factors = factors_;
+  std::string id = f.id;
+  factors[id] = std::move(f);
+  return Efficiency(std::move(factors));
+}
 
 Efficiency Efficiency::parse(const util::JsonDoc& doc) {
   Efficiency e;

@@ -164,9 +164,14 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
       kv.push_back({"Time", duration(*perf.time_s)});
     }
   } else {
-    kv.push_back({"Prefill", perf.compute_known
-                                 ? rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " + peak
-                                 : "unknown (no published compute peak)"});
+    kv.push_back(
+        {"Prefill",
+         perf.compute_known
+             ? rate(perf.prefill_tokens_per_s, "tokens/s") + ", compute-bound at " +
+                   fmt::format("{:.0f}% of {} TFLOPS {}{}", perf.mfu * 100,
+                               util::format_number(perf.prefill_peak_flops / 1e12), catalog::name(perf.compute),
+                               perf.prefill_peak_flops > perf.peak_flops ? " (fp16 accumulate)" : "")
+             : "unknown (no published compute peak)"});
     kv.push_back({"Decode", rate(perf.decode_tokens_per_s, "tokens/s per sequence")});
     if (w.batch > 1)
       kv.push_back({"Decode, batch", util::format_number(perf.decode_total_tokens_per_s.typical) + " tokens/s"});
@@ -183,6 +188,7 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
       {"Memory", fit.fits ? fmt::format("fits ({} spare per GPU)", util::format_bytes(fit.headroom_bytes))
                           : fmt::format("does not fit: short by {} per GPU", util::format_bytes(-fit.headroom_bytes))});
   kv.push_back({"Factors", util::join(perf.factors, ", ") + " (docs/calibration.md)"});
+  if (!perf.borrowed.empty()) kv.push_back({"Borrowed", util::join(perf.borrowed, "; ")});
   if (f == report::Format::markdown) {
     // The same facts as the terminal page: header, figures, verdict, assumptions.
     ctx.out << "**" << report::markdown_text(describe(w)) << "**, on " << report::markdown_text(on) << "\n\n"

@@ -15,6 +15,26 @@
 namespace gpuadvisor::cli {
 namespace {
 
+// The speed estimate of a plan by term, for --explain: the engine, what bounds it, and one decode
+// step's parts (or the training MFU).
+std::string speed_terms(const rules::Candidate& c) {
+  const auto& p = c.perf;
+  if (!p.available) return {};
+  if (estimate::is_training(c.w.task) || p.images_per_s)
+    return fmt::format("{}, {:.0f}% of {} TFLOPS {} per GPU{}", p.bound, p.mfu * 100,
+                       util::format_number(p.peak_flops / 1e12), catalog::name(p.compute),
+                       c.w.gpus > 1 ? fmt::format(", x {:.2f} multi-GPU scaling", p.scaling) : "");
+  const auto& t = p.decode_terms;
+  std::string s = fmt::format(
+      "{} on {}, decode {:.1f} ms per step: weights and KV cache {:.1f} ms at {:.0f}% of "
+      "the bandwidth",
+      p.bound, catalog::name(c.w.engine), t.step_s * 1e3, t.memory_s * 1e3, p.bandwidth_efficiency * 100);
+  if (t.compute_s > t.memory_s) s += fmt::format(" (compute {:.1f} ms)", t.compute_s * 1e3);
+  if (t.overhead_s > 0) s += fmt::format(", per-step overhead {:.1f} ms", t.overhead_s * 1e3);
+  if (t.allreduce_s > 0) s += fmt::format(", all-reduces {:.1f} ms", t.allreduce_s * 1e3);
+  return s;
+}
+
 struct RecommendFlags {
   estimate::WorkloadInput in;
   std::string budget, power_limit, scenario, max_gpus, prefer, top = "5", provider;
@@ -703,6 +723,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
     for (auto i : shown) {
       const auto& c = rec.candidates[i];
       out << fmt::format("  {} ({}):\n", c.label(), c.accepted ? "accepted" : "rejected");
+      if (const auto speed = speed_terms(c); !speed.empty()) out << "    speed: " << speed << "\n";
       for (const auto& oc : c.outcomes)
         out << fmt::format("    {:<26} {:<5} {}\n", oc.rule->id,
                            !oc.applicable                         ? "n/a"

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/recipe.h"
 #include "gpuadvisor/estimate/workload.h"
@@ -79,6 +80,8 @@ Words option_values(const std::string& path, std::string_view name, const std::s
       if (path != "compat" || a.vendor == "nvidia") v.emplace_back(a.id);
     return {ValueKind::words, v};
   }
+  if (name == "--engine") return {ValueKind::words, catalog::kEngineNames.list()};
+  if (name == "--split") return {ValueKind::words, catalog::kSplitNames.list()};
   if (name == "--kv-precision") return {ValueKind::words, {"fp16", "bf16", "fp8", "int8", "int4", "fp32"}};
   if (name == "--checkpointing") return {ValueKind::words, {"none", "selective", "full"}};
   if (name == "--recipe") {

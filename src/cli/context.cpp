@@ -201,7 +201,16 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
       ->type_name("FILE");
   app.add_option("--task", in.task, "inference (default), train, lora or qlora")->group(g);
   app.add_option("--precision", in.precision,
-                 "fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, nf4, q4_k_m, q5_k_m, q8_0")
+                 "fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, gptq-int8, nf4, q4_0, q4_k_m, q5_k_m, "
+                 "q6_k, q8_0")
+      ->group(g);
+  app.add_option("--engine", in.engine,
+                 "Inference engine: llama.cpp, vllm, sglang, trt-llm, transformers, exllamav2 (default: llama.cpp for "
+                 "GGUF, transformers for nf4, else vllm)")
+      ->group(g);
+  app.add_option("--split", in.split,
+                 "How the engine splits a model over GPUs: layer (llama.cpp's default) or tensor (vLLM's; llama.cpp "
+                 "--split-mode row)")
       ->group(g);
   app.add_option("--optimizer", in.optimizer,
                  "adamw (default), adam, sgd, adafactor, adamw-8bit, paged-adamw-8bit, paged-adamw")

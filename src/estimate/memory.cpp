@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/util/json_sink.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
@@ -434,14 +435,26 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   // Overheads: CUDA context and framework workspace per GPU; allocator fragmentation reserve.
   const double before_overheads = allocated;
   const auto& ctx = in.context;
-  add(MemoryLineId::cuda_context, "CUDA context + framework", ctx.typical, [&] {
-    return fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low), util::format_bytes(ctx.high));
-  });
+  // An engine outside PyTorch (llama.cpp) loads no PyTorch kernels and allocates exact buffers:
+  // the bare CUDA context (the factor's low, measured with lazy module loading) and no
+  // fragmentation reserve.
+  const bool bare = !training && !catalog::engine(w.engine).pytorch;
+  if (bare)
+    add(MemoryLineId::cuda_context, "CUDA context", ctx.low, [&] {
+      return fmt::format("bare context per GPU, measured with lazy loading ({} runs no PyTorch)",
+                         catalog::name(w.engine));
+    });
+  else
+    add(MemoryLineId::cuda_context, "CUDA context + framework", ctx.typical, [&] {
+      return fmt::format("measured per GPU (range {} to {})", util::format_bytes(ctx.low),
+                         util::format_bytes(ctx.high));
+    });
   const auto& frag = in.fragmentation;
-  add(MemoryLineId::fragmentation, "allocator fragmentation reserve", before_overheads * frag.typical, [&] {
-    return fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100,
-                       frag.high * 100);
-  });
+  if (!bare)
+    add(MemoryLineId::fragmentation, "allocator fragmentation reserve", before_overheads * frag.typical, [&] {
+      return fmt::format("{:.0f}% of allocated bytes (measured {:.0f}%..{:.0f}%)", frag.typical * 100, frag.low * 100,
+                         frag.high * 100);
+    });
   return activations_known;
 }
 
@@ -585,7 +598,7 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
   // the sequences of this context that fit at once (vLLM logs both: "GPU KV cache size: N tokens",
   // "Maximum concurrency for S tokens per request: X"). KV blocks are paged in 16-token blocks.
   if (!is_training(w.task) && est[MemoryLineId::kv_cache] > 0 && w.seq_len > 0) {
-    const double frag = eff.get(catalog::FactorId::fragmentation).typical;
+    const double frag = catalog::engine(w.engine).pytorch ? eff.get(catalog::FactorId::fragmentation).typical : 0.0;
     const double kv = est[MemoryLineId::kv_cache];
     const double per_token = kv / (static_cast<double>(w.seq_len) * static_cast<double>(w.batch));
     const double others = need - kv * (1 + frag);

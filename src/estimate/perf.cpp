@@ -40,18 +40,100 @@ FactorId mfu_factor(const Workload& w, const catalog::Gpu& gpu) {
   return FactorId::mfu_train_pcie;
 }
 
-FactorId bandwidth_factor(const Workload& w) {
-  const std::string_view p = w.precision;
-  if (w.format().gguf) return FactorId::decode_bandwidth_gguf;
-  if (p == "gptq-int4" || p == "awq-int4" || p == "int4" || p == "nf4") return FactorId::decode_bandwidth_int4;
-  return FactorId::decode_bandwidth;
+// GeForce cards run 16-bit Tensor Core math accumulating in fp16 at twice the fp32-accumulate rate
+// the catalog stores (NVIDIA Ada whitepaper, Appendix A, Table 2); workstation and datacenter
+// cards run both at the same rate.
+bool geforce(const catalog::Gpu& gpu) { return gpu.vendor == "nvidia" && gpu.segment == "consumer"; }
+
+}  // namespace
+
+EngineFactor engine_factor(const catalog::Efficiency& eff, catalog::EngineFactor kind, catalog::Engine e) {
+  const auto own = catalog::engine_factor(kind, static_cast<std::size_t>(e));
+  if (const auto* f = eff.find(own)) return {f, std::nullopt};
+  // An engine with no published runs of its own borrows from the engine it is most like, else vLLM.
+  const auto from = catalog::engine(e).factors_from.value_or(catalog::Engine::vllm);
+  return {&eff.get(catalog::engine_factor(kind, static_cast<std::size_t>(from))), from};
 }
+
+namespace {
 
 FactorId scaling_factor(const catalog::Gpu& gpu, int gpus) {
   return gpu.fast_link_for(gpus) ? FactorId::scaling_nvlink : FactorId::scaling_pcie;
 }
 
+// Training MFU falls as a GPU's compute outgrows its memory bandwidth: the same kernels keep a
+// smaller share of a faster GPU busy (H100 runs publish lower MFU than A100 runs of the same
+// models). The fitted exponent scales MFU by (FLOPs per byte / the A100's)^-exponent, where the
+// A100 SXM's 312 TFLOPS over 2,039 GB/s is the reference most published runs share.
+constexpr double kReferenceFlopsPerByte = 312e12 / 2039e9;
+
 }  // namespace
+
+Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out) {
+  if (gpu.vendor == "nvidia") return r;
+  auto note = [&](std::string_view id) {
+    if (std::find(out.factors.begin(), out.factors.end(), id) == out.factors.end()) out.factors.push_back(id);
+  };
+  const std::optional<FactorId> own = gpu.vendor == "amd"     ? std::optional(FactorId::vendor_amd)
+                                      : gpu.vendor == "intel" ? std::optional(FactorId::vendor_intel)
+                                      : gpu.vendor == "apple" ? std::optional(FactorId::vendor_apple)
+                                                              : std::nullopt;
+  if (const auto* f = own ? eff.find(*own) : nullptr) {
+    note(f->id);
+    return r.scaled(f->typical);
+  }
+  // No published runs on this vendor's GPUs: the factor fitted for another vendor's non-CUDA
+  // software, with a wider range; without one, NVIDIA's factors with a wider range.
+  const catalog::Factor* other = nullptr;
+  for (auto id : {FactorId::vendor_amd, FactorId::vendor_intel, FactorId::vendor_apple})
+    if (const auto* f = eff.find(id)) other = f;
+  const std::string text =
+      other ? fmt::format(
+                  "vendor-{}: no published runs on {} GPUs to fit; {} ({:.2f}) is borrowed and the range "
+                  "reaches down to 60% of typical",
+                  gpu.vendor, gpu.vendor, other->id, other->typical)
+            : fmt::format(
+                  "vendor-{}: no published runs on {} GPUs to fit; NVIDIA's factors are used and the range "
+                  "reaches down to 60% of typical",
+                  gpu.vendor, gpu.vendor);
+  if (std::find(out.borrowed.begin(), out.borrowed.end(), text) == out.borrowed.end()) out.borrowed.push_back(text);
+  // Not added to out.factors: a borrowed factor is not fitted to this vendor's runs.
+  if (other) r = r.scaled(other->typical);
+  return {r.low * 0.6, r.typical, r.high};
+}
+
+Range training_mfu(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out,
+                   bool explain) {
+  if (w.mfu) {
+    if (explain) out.assumptions.push_back(fmt::format("MFU {} (--mfu)", *w.mfu));
+    return {*w.mfu, *w.mfu, *w.mfu};
+  }
+  const FactorId fid = mfu_factor(w, gpu);
+  out.factors.push_back(catalog::factor_name(fid));
+  Range mfu = factor_range(eff.get(fid));
+  double k = 1;
+  if (const auto* ex = eff.find(FactorId::mfu_intensity_exponent); ex && gpu.memory_bandwidth_gbs > 0) {
+    out.factors.push_back(catalog::factor_name(FactorId::mfu_intensity_exponent));
+    const double intensity = out.peak_flops / gpu.bandwidth_bytes_per_s();
+    k = std::pow(intensity / kReferenceFlopsPerByte, -ex->typical);
+    if (explain && std::fabs(k - 1) > 0.01)
+      out.assumptions.push_back(fmt::format(
+          "MFU x {:.2f}: {:.0f} FLOPs per byte of memory bandwidth against the A100's {:.0f} (fitted exponent {:.2f})",
+          k, intensity, kReferenceFlopsPerByte, ex->typical));
+  }
+  if (out.compute == catalog::Precision::fp8) {
+    if (const auto* f8 = eff.find(FactorId::mfu_train_fp8)) {
+      out.factors.push_back(catalog::factor_name(FactorId::mfu_train_fp8));
+      k *= f8->typical;
+      if (explain)
+        out.assumptions.push_back(fmt::format(
+            "fp8 training keeps {:.0f}% of the bf16 utilisation against the fp8 peak (fitted: attention, norms and "
+            "the optimizer stay in 16 and 32 bits)",
+            f8->typical * 100));
+    }
+  }
+  return vendor_scaled(mfu.scaled(std::min(k, 1 / std::max(mfu.high, 1e-9))), gpu, eff, out);
+}
 
 std::optional<std::pair<Precision, double>> compute_peak(const Workload& w, const catalog::Gpu& gpu) {
   Precision p = w.format().compute;
@@ -99,16 +181,16 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   // llama.cpp splits a GGUF model's layers over the GPUs (its default --split-mode layer): a token
   // passes through them in turn, so they hold more but one stream runs no faster, and no
   // all-reduce is paid. Each group of tp GPUs computes at one GPU's rate.
-  const bool layer_split = w.format().gguf && !is_training(w.task) && w.tp > 1;
+  const bool layer_split = w.split == catalog::Split::layer && !is_training(w.task) && w.tp > 1;
   const double N = layer_split ? static_cast<double>(w.gpus) / w.tp : w.gpus;
   const Range sc = layer_split ? Range{1, 1, 1} : scaling(gpu, w.gpus, eff);
   out.scaling = sc.typical;
   if (w.gpus > 1 && !layer_split) out.factors.push_back(catalog::factor_name(scaling_factor(gpu, w.gpus)));
   if (explain && layer_split)
     out.assumptions.push_back(fmt::format(
-        "llama.cpp splits the GGUF layers over {} GPUs (--split-mode layer): a token passes through them in turn, "
-        "so they hold the model but decode no faster than one",
-        w.tp));
+        "{} splits the layers over {} GPUs: a token passes through them in turn, so they hold the model but decode "
+        "no faster than one",
+        catalog::name(w.engine), w.tp));
   const double s = static_cast<double>(w.seq_len), b = static_cast<double>(w.batch);
   const double P = m.params_per_token();
   if (explain && out.compute_known)
@@ -128,10 +210,13 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     }
     const double fwd = *m.vision->gflops_per_image * 1e9;
     const double per_image = is_training(w.task) ? 3 * fwd : fwd;  // backward ~ 2x forward
-    const FactorId fid = is_training(w.task) ? mfu_factor(w, gpu) : FactorId::prefill_mfu;
-    const auto& f = eff.get(fid);
-    out.factors.push_back(catalog::factor_name(fid));
-    Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(f);
+    Range mfu;
+    if (is_training(w.task)) {
+      mfu = training_mfu(w, gpu, eff, out, explain);
+    } else {
+      out.factors.push_back(catalog::factor_name(FactorId::prefill_mfu));
+      mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(FactorId::prefill_mfu));
+    }
     out.mfu = mfu.typical;
     out.images_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_image);
     out.bound = "compute";
@@ -161,12 +246,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
                         recompute ? 6 : 4, recompute ? ", recomputation adds a forward pass" : ""));
     }
     out.flops_per_token = per_token;
-    const FactorId fid = mfu_factor(w, gpu);
-    Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(fid));
-    if (!w.mfu)
-      out.factors.push_back(catalog::factor_name(fid));
-    else if (explain)
-      out.assumptions.push_back(fmt::format("MFU {} (--mfu)", *w.mfu));
+    Range mfu = training_mfu(w, gpu, eff, out, explain);
     out.mfu = mfu.typical;
     out.tokens_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_token);
     out.step_time_s = b * s * w.dp() / out.tokens_per_s.typical;
@@ -188,19 +268,57 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     return out;
   }
 
-  // Inference. Prefill is compute-bound: 2N FLOPs per token plus attention.
-  const auto& pf = eff.get(FactorId::prefill_mfu);
-  if (out.compute_known) out.factors.push_back(catalog::factor_name(FactorId::prefill_mfu));
-  Range pmfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(pf);
+  // Inference on an engine: it must run on the GPU's vendor.
+  const auto& engine = catalog::engine(w.engine);
+  if (!engine.runs_on(gpu.vendor)) {
+    out.available = false;
+    out.reason = fmt::format("{} does not run on {} GPUs", engine.name, gpu.vendor);
+    return out;
+  }
+  out.engine = w.engine;
+  auto note_factor = [&](const EngineFactor& f) {
+    out.factors.push_back(f.factor->id);
+    if (!f.borrowed_from) return;
+    auto text = fmt::format("{}: no published runs to fit; {}'s decode and prefill factors are used",
+                            catalog::name(w.engine), catalog::name(*f.borrowed_from));
+    if (std::find(out.borrowed.begin(), out.borrowed.end(), text) == out.borrowed.end())
+      out.borrowed.push_back(std::move(text));
+  };
+
+  // Prefill is compute-bound: 2N FLOPs per token plus attention, at the rate the engine's 16-bit
+  // math runs on this GPU.
+  const auto pf = engine_factor(eff, catalog::EngineFactor::prefill_mfu, w.engine);
+  if (out.compute_known) note_factor(pf);
+  Range pmfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(*pf.factor);
+  // GeForce, workstation and edge cards keep a different share of their peak than datacenter
+  // ones, where an engine's runs on both tell (no factor: the engine's one value for all).
+  if (!w.mfu && gpu.segment != "datacenter")
+    if (const auto* c = eff.find(
+            catalog::engine_factor(catalog::EngineFactor::prefill_consumer, static_cast<std::size_t>(w.engine)))) {
+      out.factors.push_back(c->id);
+      pmfu = pmfu.scaled(c->typical);
+    }
+  if (!w.mfu) pmfu = vendor_scaled(pmfu, gpu, eff, out);
   out.mfu = pmfu.typical;
+  const bool fp16_acc = engine.geforce_fp16_accumulate && geforce(gpu) && catalog::is_wide(out.compute) &&
+                        out.compute != catalog::Precision::fp32 && out.compute != catalog::Precision::tf32;
+  const double prefill_peak = out.peak_flops * (fp16_acc ? 2 : 1);
+  out.prefill_peak_flops = prefill_peak;
+  if (explain && fp16_acc && out.compute_known)
+    out.assumptions.push_back(
+        fmt::format("{} accumulates 16-bit matrix products in fp16 on GeForce cards: "
+                    "prefill at {} TFLOPS, twice the fp32-accumulate peak",
+                    catalog::name(w.engine), util::format_number(prefill_peak / 1e12)));
   const double prefill_flops = 2 * P + attention_forward_flops(m, s);
   out.flops_per_token = prefill_flops;
-  out.prefill_tokens_per_s = times(pmfu, sc).scaled(N * out.peak_flops / prefill_flops);
-  // All b prompts are prefilled before the first generated token of the batch.
-  if (out.compute_known) out.time_to_first_token_s = s * b / out.prefill_tokens_per_s.typical;
+  out.prefill_tokens_per_s = times(pmfu, sc).scaled(N * prefill_peak / prefill_flops);
+  // The first token of a request waits for its own prompt.
+  if (out.compute_known) out.time_to_first_token_s = s / out.prefill_tokens_per_s.typical;
 
   // Decode reads every weight (the active experts for MoE: at batch b, up to b x k of E experts)
-  // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large.
+  // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large. Each
+  // step also pays a fixed cost per layer (kernel launches, synchronisation) that dominates small
+  // models on fast GPUs, and with tensor parallelism two all-reduces per layer over the link.
   const auto mem = memory_bytes(w, eff);
   double weight_bytes = mem[MemoryLineId::weights] + mem[MemoryLineId::quantization_constants];
   if (m.moe) {
@@ -209,29 +327,80 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   }
   const double kv_bytes = mem[MemoryLineId::kv_cache];
   out.decode_bytes_per_step = weight_bytes + kv_bytes;
-  const FactorId bid = bandwidth_factor(w);
-  const auto& bf = eff.get(bid);
-  out.factors.push_back(catalog::factor_name(bid));
-  Range bw = factor_range(bf);
+  const auto bwf = engine_factor(eff, catalog::EngineFactor::decode_bandwidth, w.engine);
+  note_factor(bwf);
+  Range bw = vendor_scaled(factor_range(*bwf.factor), gpu, eff, out);
+  const auto kernel = w.format().kernel;
+  if (kernel != WeightFormat::Kernel::dense) {
+    const FactorId qid =
+        kernel == WeightFormat::Kernel::gguf_quant ? FactorId::decode_quant_gguf : FactorId::decode_quant_weight_only;
+    bw = times(bw, factor_range(eff.get(qid)));
+    out.factors.push_back(catalog::factor_name(qid));
+  }
   out.bandwidth_efficiency = bw.typical;
-  // Per step: memory time on each GPU (its shard) vs compute time for the batch.
+  const auto ovf = engine_factor(eff, catalog::EngineFactor::decode_overhead, w.engine);
+  note_factor(ovf);
+  const double layers = m.is_transformer() ? m.layers + m.encoder_layers : 0;
   // A layer split reads every GPU's shard one after another in each step.
   const double shards_in_turn = layer_split ? w.tp : 1;
-  Range mem_rate = bw.scaled(gpu.bandwidth_bytes_per_s() / (out.decode_bytes_per_step * shards_in_turn));  // steps/s
+  const double read = out.decode_bytes_per_step * shards_in_turn / gpu.bandwidth_bytes_per_s();
+  double allreduce = 0;
+  bool allreduce_borrowed = false;
+  if (!layer_split && w.tp > 1) {
+    FactorId aid = gpu.fast_link_for(w.tp) ? FactorId::allreduce_nvlink : FactorId::allreduce_pcie;
+    if (!eff.find(aid)) {
+      // No published tensor-parallel runs over PCIe to fit: the NVLink latency, with the range
+      // reaching down to half the speed.
+      aid = FactorId::allreduce_nvlink;
+      allreduce_borrowed = true;
+      out.borrowed.push_back(
+          "allreduce-latency-pcie: no published tensor-parallel decode runs over PCIe to fit; the NVLink all-reduce "
+          "latency is used and the range reaches down to half the speed");
+    }
+    allreduce = 2 * layers * eff.get(aid).typical;
+    out.factors.push_back(catalog::factor_name(aid));
+  }
   // Unknown compute: no compute limit is applied (the estimate holds where decode is bandwidth-bound).
-  Range cmp_rate = out.compute_known ? pmfu.scaled(N * out.peak_flops / (b * prefill_flops))
-                                     : Range{HUGE_VAL, HUGE_VAL, HUGE_VAL};  // steps/s
-  Range steps = {std::min(mem_rate.low, cmp_rate.low), std::min(mem_rate.typical, cmp_rate.typical),
-                 std::min(mem_rate.high, cmp_rate.high)};
-  if (w.gpus > 1) steps = times(steps, {sc.low, sc.typical, sc.high});
-  out.bound = mem_rate.typical <= cmp_rate.typical ? "memory bandwidth" : "compute";
-  if (out.bound == "memory bandwidth" && w.gpus > 1 && sc.typical < 0.85) out.bound = "interconnect";
+  const double compute = out.compute_known ? b * prefill_flops / (N * prefill_peak * pmfu.typical) : 0;
+  auto step_at = [&](double bw_eff) {
+    return std::max(read / bw_eff, compute) + layers * ovf.factor->typical + allreduce;
+  };
+  DecodeTerms& t = out.decode_terms;
+  t.memory_s = read / bw.typical;
+  t.compute_s = compute;
+  t.overhead_s = layers * ovf.factor->typical;
+  t.allreduce_s = allreduce;
+  t.step_s = step_at(bw.typical);
+  Range steps = {1 / step_at(bw.low), 1 / t.step_s, 1 / step_at(bw.high)};
+  if (allreduce_borrowed) steps.low *= 0.5;
+  if (w.gpus > 1 && !layer_split && w.tp == 1) steps = times(steps, sc);  // replicas share nothing per step
+  const double busiest = std::max({t.memory_s, t.compute_s, t.overhead_s, t.allreduce_s});
+  out.bound = busiest == t.memory_s     ? "memory bandwidth"
+              : busiest == t.compute_s  ? "compute"
+              : busiest == t.overhead_s ? "per-step overhead"
+                                        : "interconnect";
   out.decode_tokens_per_s = steps;
   out.decode_total_tokens_per_s = steps.scaled(b);
-  if (explain)
-    out.assumptions.push_back(fmt::format("decode reads {} per GPU per step at {:.0f}% of {} GB/s",
-                                          util::format_bytes(out.decode_bytes_per_step), bw.typical * 100,
-                                          util::format_number(gpu.memory_bandwidth_gbs)));
+  if (explain) {
+    std::string terms = fmt::format("weights and KV cache {:.1f} ms at {:.0f}% of {} GB/s", t.memory_s * 1e3,
+                                    bw.typical * 100, util::format_number(gpu.memory_bandwidth_gbs));
+    if (t.compute_s > t.memory_s) terms = fmt::format("compute {:.1f} ms for {} sequences", t.compute_s * 1e3, w.batch);
+    if (t.overhead_s > 0)
+      terms += fmt::format(", per-step overhead {:.1f} ms ({:g} layers)", t.overhead_s * 1e3, layers);
+    if (t.allreduce_s > 0)
+      terms += fmt::format(", all-reduces {:.1f} ms (2 per layer over tp {})", t.allreduce_s * 1e3, w.tp);
+    if (!layer_split && w.tp > 1) {
+      const double one = std::max(t.memory_s * w.tp, t.compute_s * w.tp) + t.overhead_s;
+      out.assumptions.push_back(fmt::format(
+          "tensor parallel over {} GPUs ({}): decode {:.2f}x one GPU's, as each reads 1/{} of the weights but the "
+          "per-layer cost{} {} not shrink",
+          w.tp, gpu.fast_link_for(w.tp) ? "fast link" : "PCIe", one / t.step_s, w.tp,
+          t.allreduce_s > 0 ? " and the all-reduces" : "", t.allreduce_s > 0 ? "do" : "does"));
+    }
+    out.assumptions.push_back(fmt::format("decode {:.1f} ms per step on {}: {}; {} per GPU read per step",
+                                          t.step_s * 1e3, catalog::name(w.engine), terms,
+                                          util::format_bytes(out.decode_bytes_per_step)));
+  }
   return out;
 }
 
@@ -278,8 +447,17 @@ util::Json to_json(const PerfEstimate& p, const Workload& w) {
     j["time_to_first_token_s"] = p.compute_known ? util::Json(p.time_to_first_token_s) : util::Json(nullptr);
     j["decode_bytes_per_step"] = static_cast<std::int64_t>(std::llround(p.decode_bytes_per_step));  // whole bytes
     j["bandwidth_efficiency"] = p.bandwidth_efficiency;
+    if (p.engine) j["engine"] = catalog::name(*p.engine);
+    util::Json t;
+    t["step_s"] = p.decode_terms.step_s;
+    t["memory_s"] = p.decode_terms.memory_s;
+    t["compute_s"] = p.decode_terms.compute_s;
+    t["overhead_s"] = p.decode_terms.overhead_s;
+    t["allreduce_s"] = p.decode_terms.allreduce_s;
+    j["decode_terms"] = t;
   }
   j["factors"] = p.factors;
+  j["borrowed_factors"] = p.borrowed;
   j["assumptions"] = p.assumptions;
   return j;
 }

@@ -24,6 +24,7 @@ constexpr std::string_view kTaskNames[] = {"inference", "train", "lora", "qlora"
 // group (4 + 16/128 + 4/128, Frantar et al. 2023; Lin et al. 2024); NF4 with double quantization
 // 4 + 8/64 + 32/(64*256) = 4.127 (Dettmers et al. 2023, section 3); GGUF averages as llama.cpp
 // reports them (Q8_0: 34 bytes per 32 weights = 8.5; Q4_K_M ~4.85; Q5_K_M ~5.69).
+using Kernel = WeightFormat::Kernel;
 constexpr WeightFormat kFormats[] = {
     {"fp32", 32, 32, Precision::fp32, false, "IEEE single precision"},
     {"tf32", 32, 32, Precision::tf32, false, "fp32 storage, TF32 Tensor Core math"},
@@ -31,14 +32,26 @@ constexpr WeightFormat kFormats[] = {
     {"bf16", 16, 16, Precision::bf16, false, "bfloat16"},
     {"fp8", 8, 8, Precision::fp8, false, "FP8 (E4M3) weights, per-tensor scales"},
     {"int8", 8, 8, Precision::int8, false, "8-bit integer weights, per-channel scales (negligible)"},
-    {"int4", 4.125, 4, Precision::fp16, false, "4-bit weights, one fp16 scale per 128 (4 + 16/128 bits)"},
-    {"gptq-int4", 4.15625, 4, Precision::fp16, true,
-     "GPTQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
-    {"awq-int4", 4.15625, 4, Precision::fp16, true, "AWQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)"},
-    {"nf4", 4.127, 4, Precision::bf16, true, "bitsandbytes NF4 with double quantization (4.127 bits, QLoRA paper)"},
-    {"q4_k_m", 4.85, 4, Precision::fp16, false, "GGUF Q4_K_M, ~4.85 bits per weight on average", true},
-    {"q5_k_m", 5.69, 5, Precision::fp16, false, "GGUF Q5_K_M, ~5.69 bits per weight on average", true},
-    {"q8_0", 8.5, 8, Precision::fp16, false, "GGUF Q8_0: 32 int8 weights + one fp16 scale (8.5 bits)", true},
+    {"int4", 4.125, 4, Precision::fp16, false, "4-bit weights, one fp16 scale per 128 (4 + 16/128 bits)", false,
+     Kernel::weight_only},
+    {"gptq-int4", 4.15625, 4, Precision::fp16, true, "GPTQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)",
+     false, Kernel::weight_only},
+    {"awq-int4", 4.15625, 4, Precision::fp16, true, "AWQ 4-bit, group 128: fp16 scale + 4-bit zero (4 + 20/128 bits)",
+     false, Kernel::weight_only},
+    {"gptq-int8", 8.15625, 8, Precision::fp16, true, "GPTQ 8-bit, group 128: fp16 scale + 4-bit zero (8 + 20/128 bits)",
+     false, Kernel::weight_only},
+    {"nf4", 4.127, 4, Precision::bf16, true, "bitsandbytes NF4 with double quantization (4.127 bits, QLoRA paper)",
+     false, Kernel::weight_only},
+    {"q4_0", 4.5, 4, Precision::fp16, false, "GGUF Q4_0: 32 4-bit weights + one fp16 scale (4.5 bits)", true,
+     Kernel::gguf_quant},
+    {"q4_k_m", 4.85, 4, Precision::fp16, false, "GGUF Q4_K_M, ~4.85 bits per weight on average", true,
+     Kernel::gguf_quant},
+    {"q5_k_m", 5.69, 5, Precision::fp16, false, "GGUF Q5_K_M, ~5.69 bits per weight on average", true,
+     Kernel::gguf_quant},
+    {"q6_k", 6.5625, 6, Precision::fp16, false, "GGUF Q6_K: 210 bytes per 256 weights (6.5625 bits)", true,
+     Kernel::gguf_quant},
+    {"q8_0", 8.5, 8, Precision::fp16, false, "GGUF Q8_0: 32 int8 weights + one fp16 scale (8.5 bits)", true,
+     Kernel::gguf_quant},
 };
 
 // Optimizer state per trainable parameter in mixed precision (ZeRO paper, Rajbhandari et al.
@@ -127,6 +140,12 @@ const WeightFormat& Workload::format() const {
   return *f;
 }
 
+catalog::Engine default_engine(const WeightFormat& f) {
+  if (f.gguf) return catalog::Engine::llamacpp;
+  if (f.id == "nf4") return catalog::Engine::transformers;
+  return catalog::Engine::vllm;
+}
+
 std::string default_precision(Task t) {
   switch (t) {
     case Task::inference:
@@ -139,6 +158,20 @@ std::string default_precision(Task t) {
 }
 
 void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu) {
+  // The default engine where it does not run on the GPU's vendor (vLLM on an Apple GPU): the first
+  // engine that runs both the format and the vendor.
+  if (!is_training(w.task) && !set.engine && !catalog::engine(w.engine).runs_on(gpu.vendor)) {
+    for (const auto& e : catalog::engines()) {
+      if (!e.runs_on(gpu.vendor) || !e.runs_format(w.precision) || !e.runs_kv(w.kv_precision)) continue;
+      for (auto& a : w.assumptions)
+        if (util::starts_with(a, "engine:"))
+          a = fmt::format("engine: {} ({} does not run on {} GPUs; --engine to choose)", catalog::name(e.id),
+                          catalog::name(w.engine), gpu.vendor);
+      w.engine = e.id;
+      w.split = e.split;
+      break;
+    }
+  }
   const bool pre_ampere = gpu.vendor == "nvidia" &&
                           (gpu.architecture == "volta" || gpu.architecture == "turing" || gpu.architecture == "pascal");
   if (!set.flash_attention && pre_ampere && w.flash_attention && w.model.is_transformer()) {
@@ -153,7 +186,11 @@ void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu&
 std::string check_layout(const Workload& w) {
   if (w.tp * w.pp > w.gpus || w.gpus % (w.tp * w.pp) != 0)
     return fmt::format("--tp {} x --pp {} does not divide --gpus {}", w.tp, w.pp, w.gpus);
-  if (w.model.is_transformer()) {
+  const bool layer_split = !is_training(w.task) && w.split == catalog::Split::layer;
+  if (w.model.is_transformer() && layer_split) {
+    if (w.tp * w.pp > w.model.layers)
+      return fmt::format("{} GPUs exceed the model's {} layers", w.tp * w.pp, w.model.layers);
+  } else if (w.model.is_transformer()) {
     if (w.model.heads % w.tp != 0)
       return fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, w.model.heads);
     if (w.pp > w.model.layers) return fmt::format("--pp {} exceeds the model's {} layers", w.pp, w.model.layers);
@@ -490,6 +527,64 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
         fmt::format("QLoRA trains adapters on a quantized base (nf4, int4, gptq-int4, awq-int4, int8), got {}",
                     w.precision));
 
+  if (!in.kv_precision.empty()) {
+    std::string k = util::lower(in.kv_precision);
+    static const std::vector<std::string> kv = {"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
+    if (std::find(kv.begin(), kv.end(), k) == kv.end()) bad(in, "kv_precision", choices(kv, in.kv_precision));
+    w.kv_precision = k;
+  }
+  // Engine (inference only).
+  if (!in.engine.empty()) {
+    if (is_training(w.task))
+      bad(in, "engine", "names an inference engine; training speed and memory follow --recipe and --zero");
+    std::string e = util::lower(in.engine);
+    if (e == "llamacpp" || e == "llama-cpp" || e == "llama-bench" || e == "llama-server") e = "llama.cpp";
+    if (e == "tensorrt-llm" || e == "trtllm" || e == "tensorrt") e = "trt-llm";
+    if (e == "hf" || e == "hf-transformers") e = "transformers";
+    if (e == "exllama" || e == "exl2") e = "exllamav2";
+    auto id = catalog::kEngineNames.parse(e);
+    if (!id) bad(in, "engine", choices(catalog::kEngineNames.list(), in.engine));
+    w.engine = *id;
+    s.engine = true;
+  } else if (!is_training(w.task)) {
+    w.engine = default_engine(fmt_);
+    std::string why = fmt::format("the default for {} weights", w.precision);
+    // Where the default does not keep the KV cache asked for, the first engine that runs both.
+    if (!catalog::engine(w.engine).runs_kv(w.kv_precision))
+      for (const auto& e : catalog::engines())
+        if (e.runs_format(w.precision) && e.runs_kv(w.kv_precision)) {
+          why = fmt::format("{} keeps no {} KV cache", catalog::name(w.engine), w.kv_precision);
+          w.engine = e.id;
+          break;
+        }
+    w.assumptions.push_back(fmt::format("engine: {} ({}; --engine to choose)", catalog::name(w.engine), why));
+  }
+  if (!is_training(w.task)) {
+    const auto& info = catalog::engine(w.engine);
+    w.split = info.split;
+    if (!in.split.empty()) {
+      std::string sp = util::lower(in.split);
+      if (sp == "row" || sp == "tp" || sp == "tensor-parallel") sp = "tensor";
+      auto v = catalog::kSplitNames.parse(sp);
+      if (!v) bad(in, "split", choices(catalog::kSplitNames.list(), in.split));
+      if (!info.offers(*v))
+        bad(in, "split", fmt::format("{} does not split a model by {}", catalog::name(w.engine), sp));
+      w.split = *v;
+    }
+    if (!info.runs_format(w.precision)) {
+      std::vector<std::string> can;
+      for (const auto& other : catalog::engines())
+        if (other.runs_format(w.precision)) can.emplace_back(catalog::name(other.id));
+      bad(in, s.engine ? "engine" : "precision",
+          fmt::format("{} does not run {} weights; {} {}", catalog::name(w.engine), w.precision,
+                      can.size() == 1 ? "the engine that does is" : "engines that do:", util::join_list(can, "and")));
+    }
+    if (!info.runs_kv(w.kv_precision))
+      bad(in, "kv_precision",
+          fmt::format("{} keeps no {} KV cache; it offers {}", catalog::name(w.engine), w.kv_precision,
+                      util::join_list(info.kv_formats, "and")));
+  }
+
   // Optimizer (training only).
   if (!in.optimizer.empty()) {
     const auto* o = find_optimizer(util::lower(in.optimizer));
@@ -541,7 +636,12 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     // Inference over several GPUs splits the model by tensor parallelism unless told otherwise.
     if (!is_training(w.task) && in.tp.empty() && in.pp.empty()) {
       w.tp = inference_tp(w);
-      if (w.tp < w.gpus)
+      if (w.split == catalog::Split::layer && w.tp > 1)
+        w.assumptions.push_back(
+            fmt::format("layout: {} splits the layers over {} GPUs (one stream passes through "
+                        "them in turn)",
+                        catalog::name(w.engine), w.tp));
+      else if (w.tp < w.gpus)
         w.assumptions.push_back(fmt::format(
             "layout: tensor parallel {} x {} replicas: {} over {} GPUs (set --tp to choose)", w.tp, w.gpus / w.tp,
             w.model.is_transformer() ? fmt::format("the model's {} attention heads do not split", w.model.heads)
@@ -597,12 +697,6 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
 
   training_options(in, w, s);
 
-  if (!in.kv_precision.empty()) {
-    std::string k = util::lower(in.kv_precision);
-    static const std::vector<std::string> kv = {"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
-    if (std::find(kv.begin(), kv.end(), k) == kv.end()) bad(in, "kv_precision", choices(kv, in.kv_precision));
-    w.kv_precision = k;
-  }
   if (!in.gpu_layers.empty()) {
     if (is_training(w.task)) bad(in, "gpu_layers", "llama.cpp's partial offload applies to --task inference");
     if (!w.model.is_transformer() || w.model.layers <= 0)
@@ -680,6 +774,8 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                                                 "activation_offload",
                                                 "offload",
                                                 "gpu_layers",
+                                                "engine",
+                                                "split",
                                                 "epochs",
                                                 "dataset_tokens"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
@@ -747,6 +843,8 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"activation_offload", &WorkloadInput::activation_offload},
         {"offload", &WorkloadInput::offload},
         {"gpu_layers", &WorkloadInput::gpu_layers},
+        {"engine", &WorkloadInput::engine},
+        {"split", &WorkloadInput::split},
         {"epochs", &WorkloadInput::epochs},
         {"dataset_tokens", &WorkloadInput::dataset_tokens}};
     for (const auto& [k, m] : members)
@@ -799,7 +897,11 @@ void write(util::JsonSink& o, const Workload& w) {
     o("lora_rank", w.lora_rank);
     o("lora_targets", w.lora_targets);
   }
-  if (!is_training(w.task)) o("kv_precision", w.kv_precision);
+  if (!is_training(w.task)) {
+    o("kv_precision", w.kv_precision);
+    o("engine", catalog::name(w.engine));
+    o("split", catalog::kSplitNames.name(w.split));
+  }
   if (w.tokens > 0) o("tokens", util::json_number(w.tokens));
 }
 

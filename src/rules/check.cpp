@@ -571,7 +571,10 @@ struct Builder {
         const double cap = gpu.memory_bytes;
         // Training is laid out for the GPU here; inference already was, by make_workload, as
         // memory, fit and recommend lay it out (estimate::inference_tp).
-        if (estimate::is_training(w.task)) w = estimate::plan_layout(std::move(w), set, gpu, data.efficiency);
+        if (estimate::is_training(w.task))
+          w = estimate::plan_layout(std::move(w), set, gpu, data.efficiency);
+        else
+          estimate::apply_gpu_defaults(w, set, gpu);  // the engine and attention the GPU runs
         const double need = estimate::estimate_memory(w, data.efficiency).per_gpu_bytes;
         const double headroom = (cap - need) / cap;
         std::string model_ptr = wl.ptr + (doc.line_of(wl.ptr + "/model") ? "/model" : "");

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -27,9 +28,15 @@ std::vector<std::string> precisions_for(const estimate::Workload& w, const estim
       return {bf16 ? "bf16" : "fp16"};
     case Task::qlora:
       return {"nf4"};
-    case Task::inference:
+    case Task::inference: {
       if (w.model.vision && !w.model.is_transformer()) return {"fp16", "int8"};
+      // Where the engine of the plain formats does not run (vLLM on an Apple GPU), the ladder is
+      // llama.cpp's GGUF formats, as people run models there.
+      const auto* int4 = estimate::find_format("int4");
+      if (int4 && !catalog::engine(estimate::default_engine(*int4)).runs_on(gpu.vendor))
+        return {"fp16", "q8_0", "q4_k_m"};
       return {"fp16", "fp8", "int8", "int4"};
+    }
   }
   return {w.precision};
 }

@@ -122,7 +122,8 @@ expect "gpuadvisor models show llama-3.1-" $llama31
 expect "gpuadvisor estimate --model llama-3.1-" $llama31
 expect "gpuadvisor rules show memory-f" memory-fit
 expect "gpuadvisor memory --task " inference train lora qlora
-expect "gpuadvisor memory --precision q" q4_k_m q5_k_m q8_0
+expect "gpuadvisor memory --precision q" q4_0 q4_k_m q5_k_m q6_k q8_0
+expect "gpuadvisor estimate --engine " llama.cpp vllm sglang trt-llm transformers exllamav2
 expect "gpuadvisor recommend --scenario e" edge
 expect "gpuadvisor recommend --prefer " balanced cost speed efficiency
 expect "gpuadvisor catalog list --format " table json csv markdown

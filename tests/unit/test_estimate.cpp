@@ -64,11 +64,17 @@ TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and be
     CHECK(p.decode_tokens_per_s.low < p.decode_tokens_per_s.typical);
   }
   // llama.cpp token generation of LLaMA 2 7B F16 on an RTX 4090 is published at 60.78 tokens/s
-  // (shared/reference/published-measurements.json, C-llamacpp2-04); the range must bracket it.
+  // (shared/reference/published-measurements.json, C-llamacpp2-04). One step is the weights read
+  // at the engine's fitted share of the bandwidth plus its fixed cost per layer.
   in.model = "llama-2-7b";
+  in.engine = "llama.cpp";
   auto p = estimate::estimate_perf(estimate::make_workload(in, models()), *gpus().find("rtx-4090"), eff());
-  CHECK(p.decode_tokens_per_s.low < 60.78);
-  CHECK(p.decode_tokens_per_s.high > 60.78);
+  const auto& t = p.decode_terms;
+  CHECK(t.memory_s == Approx(p.decode_bytes_per_step / (1008e9 * p.bandwidth_efficiency)));
+  CHECK(t.overhead_s == Approx(32 * eff().get("decode-layer-overhead-llama.cpp").typical));
+  CHECK(t.step_s == Approx(t.memory_s + t.overhead_s));
+  CHECK(p.decode_tokens_per_s.typical == Approx(1 / t.step_s));
+  CHECK(p.decode_tokens_per_s.typical == Approx(60.78).epsilon(0.15));
 }
 
 TEST_CASE("estimate::perf: a machine with no published compute peak gets decode from bandwidth alone",
@@ -85,12 +91,15 @@ TEST_CASE("estimate::perf: a machine with no published compute peak gets decode 
   CHECK(p.bound == "memory bandwidth");
   CHECK(p.time_to_first_token_s == 0);
   CHECK(p.decode_tokens_per_s.typical ==
-        Approx(p.bandwidth_efficiency * g.bandwidth_bytes_per_s() / p.decode_bytes_per_step));
+        Approx(1 / (p.decode_bytes_per_step / (p.bandwidth_efficiency * g.bandwidth_bytes_per_s()) +
+                    p.decode_terms.overhead_s)));
   // llama.cpp tg512 of Llama 3 70B Q4_K_M on an M2 Ultra (800 GB/s) is published at 12.48 tokens/s
   // (shared/reference/published-measurements.json, C-llamacpp3-19); bandwidth-bound, 819 GB/s gives
-  // 12.48 x 819 / 800 = 12.78, which the range must bracket.
-  CHECK(p.decode_tokens_per_s.low < 12.78);
-  CHECK(p.decode_tokens_per_s.high > 12.78);
+  // 12.48 x 819 / 800 = 12.78. No Apple GPU of a published run is in the catalog, so the factor
+  // for Apple's software is borrowed, said so, and the estimate is within 30% of that figure.
+  CHECK(p.decode_tokens_per_s.typical == Approx(12.78).epsilon(0.30));
+  CHECK(std::any_of(p.borrowed.begin(), p.borrowed.end(),
+                    [](const std::string& b) { return b.find("vendor-apple: no published runs") == 0; }));
   const auto j = estimate::to_json(p, w);
   CHECK(j["prefill_tokens_per_s"].is_null());
   CHECK(j["time_to_first_token_s"].is_null());
@@ -230,8 +239,9 @@ TEST_CASE("estimate::perf: llama.cpp's layer split of a GGUF model holds more bu
   CHECK(two.prefill_tokens_per_s.typical == Approx(one.prefill_tokens_per_s.typical));
   CHECK(two.scaling == 1);
   CHECK(std::find(two.factors.begin(), two.factors.end(), "scaling-pcie") == two.factors.end());
-  CHECK(std::any_of(two.assumptions.begin(), two.assumptions.end(),
-                    [](const std::string& a) { return a.find("--split-mode layer") != std::string::npos; }));
+  CHECK(std::any_of(two.assumptions.begin(), two.assumptions.end(), [](const std::string& a) {
+    return a.find("llama.cpp splits the layers over 2 GPUs") != std::string::npos;
+  }));
   // The same model in a format vLLM runs splits by tensor parallelism: two GPUs decode faster.
   in.precision = "awq-int4";
   auto tp2 = estimate::estimate_perf(estimate::make_workload(in, models()), g, eff());

@@ -284,7 +284,7 @@ TEST_CASE("workload validation: exit 2 with the flag and the bad value", "[workl
         "bases train with --task qlora)\n");
   CHECK(err({"--model", "7B", "--precision", "fp17"}) ==
         "gpuadvisor: error: --precision: expected one of fp32, tf32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, "
-        "nf4, q4_k_m, q5_k_m, q8_0, got \"fp17\", did you mean 'fp16'?\n");
+        "gptq-int8, nf4, q4_0, q4_k_m, q5_k_m, q6_k, q8_0, got \"fp17\", did you mean 'fp16'?\n");
   CHECK(err({"--model", "NaN"}).find("--model: unknown model \"NaN\"") != std::string::npos);
   CHECK(err({"--model", "7B", "--zero", "2"}) ==
         "gpuadvisor: error: --zero: ZeRO shards training state; it does not apply to --task inference\n");

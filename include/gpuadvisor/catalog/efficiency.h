@@ -27,20 +27,43 @@ struct Factor {
 /// The factors the estimators read. Looked up by these, a factor costs an array index instead
 /// of a search by name: the searches of `recommend` and `fit` read them many times per candidate.
 enum class FactorId {
-  activation_memory,      ///< activation-memory-factor
-  cuda_context,           ///< cuda-context-bytes
-  fragmentation,          ///< allocator-fragmentation
-  prefill_mfu,            ///< prefill-mfu
-  mfu_finetune_lora,      ///< mfu-finetune-lora
-  mfu_train_nvlink,       ///< mfu-train-datacenter-nvlink
-  mfu_train_pcie,         ///< mfu-train-pcie
-  decode_bandwidth,       ///< decode-bandwidth-efficiency
-  decode_bandwidth_gguf,  ///< decode-bandwidth-efficiency-quantized
-  decode_bandwidth_int4,  ///< decode-bandwidth-efficiency-quantized-gptq-awq
-  scaling_nvlink,         ///< scaling-nvlink
-  scaling_pcie,           ///< scaling-pcie
+  activation_memory,         ///< activation-memory-factor
+  cuda_context,              ///< cuda-context-bytes
+  fragmentation,             ///< allocator-fragmentation
+  prefill_mfu,               ///< prefill-mfu (vision inference, and engines with no fit of their own)
+  mfu_finetune_lora,         ///< mfu-finetune-lora
+  mfu_train_nvlink,          ///< mfu-train-datacenter-nvlink
+  mfu_train_pcie,            ///< mfu-train-pcie
+  decode_quant_gguf,         ///< decode-quant-gguf: GGUF quantized weights against 16-bit, same engine
+  decode_quant_weight_only,  ///< decode-quant-weight-only: GPTQ/AWQ/NF4/int4 kernels against 16-bit
+  scaling_nvlink,            ///< scaling-nvlink
+  scaling_pcie,              ///< scaling-pcie
+  allreduce_pcie,            ///< allreduce-latency-pcie: seconds per tensor-parallel all-reduce
+  allreduce_nvlink,          ///< allreduce-latency-nvlink
+  mfu_intensity_exponent,    ///< mfu-intensity-exponent: training MFU against FLOPs per byte
+  mfu_train_fp8,             ///< mfu-train-fp8: fp8 training MFU as a share of bf16's
+  vendor_amd,                ///< vendor-amd: AMD GPUs' efficiency against NVIDIA's (ROCm kernels)
+  vendor_intel,              ///< vendor-intel: Intel Gaudi and Arc against NVIDIA
+  vendor_apple,              ///< vendor-apple: Apple GPUs (Metal) against NVIDIA
+  // Per engine, in catalog::Engine order (engine_factor()).
+  decode_bandwidth_first,                              ///< decode-bandwidth-<engine>
+  decode_overhead_first = decode_bandwidth_first + 6,  ///< decode-layer-overhead-<engine>, s per layer
+  prefill_mfu_first = decode_overhead_first + 6,       ///< prefill-mfu-<engine>
+  /// prefill-consumer-<engine>: on GeForce, workstation and edge GPUs against the engine's own
+  /// (datacenter) value, where the engine has runs on both
+  prefill_consumer_first = prefill_mfu_first + 6,
+  count_ = prefill_consumer_first + 6,
 };
-inline constexpr std::size_t kFactorIdCount = 12;
+inline constexpr std::size_t kFactorIdCount = static_cast<std::size_t>(FactorId::count_);
+enum class EngineFactor { decode_bandwidth, decode_overhead, prefill_mfu, prefill_consumer };
+/// The engine's own factor of a kind (engine as a catalog::Engine index).
+constexpr FactorId engine_factor(EngineFactor k, std::size_t engine) {
+  const auto first = k == EngineFactor::decode_bandwidth  ? FactorId::decode_bandwidth_first
+                     : k == EngineFactor::decode_overhead ? FactorId::decode_overhead_first
+                     : k == EngineFactor::prefill_mfu     ? FactorId::prefill_mfu_first
+                                                          : FactorId::prefill_consumer_first;
+  return static_cast<FactorId>(static_cast<std::size_t>(first) + engine);
+}
 /// The factor's id in data/efficiency.json ("prefill-mfu"); static storage.
 std::string_view factor_name(FactorId id);
 
@@ -69,6 +92,10 @@ class Efficiency {
     const Factor* f = known_[static_cast<std::size_t>(id)];
     return f ? *f : missing(id);
   }
+  /// Null where the data has no such factor (an engine with no fit of its own).
+  const Factor* find(FactorId id) const { return known_[static_cast<std::size_t>(id)]; }
+  /// A copy with one factor replaced or added (the fitting program varies them).
+  Efficiency with(Factor f) const;
   const std::map<std::string, Factor, std::less<>>& all() const { return factors_; }
   bool operator==(const Efficiency& o) const { return factors_ == o.factors_; }
 

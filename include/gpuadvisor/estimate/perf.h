@@ -19,6 +19,22 @@ struct Range {
   Range inverse() const { return {1 / high, 1 / typical, 1 / low}; }  ///< for times from rates
 };
 
+/// One decode step's time, by term (typical factors).
+struct DecodeTerms {
+  double memory_s = 0;     ///< weights and KV cache read at the achievable bandwidth
+  double compute_s = 0;    ///< the batch's FLOPs (overlaps the read: the larger counts)
+  double overhead_s = 0;   ///< fixed per-layer cost: kernel launches, synchronisation
+  double allreduce_s = 0;  ///< tensor parallelism: two all-reduces per layer
+  double step_s = 0;       ///< max(memory, compute) + overhead + all-reduces
+};
+
+/// An engine's factor of a kind, or the one it borrows (see catalog::EngineInfo::factors_from).
+struct EngineFactor {
+  const catalog::Factor* factor;
+  std::optional<catalog::Engine> borrowed_from;
+};
+EngineFactor engine_factor(const catalog::Efficiency& eff, catalog::EngineFactor kind, catalog::Engine e);
+
 struct PerfEstimate {
   bool available = true;  ///< false when the GPU lacks a peak for the precision (see reason)
   std::string reason;
@@ -40,22 +56,35 @@ struct PerfEstimate {
 
   // Inference (per replica of w.gpus GPUs).
   Range prefill_tokens_per_s;
+  double prefill_peak_flops = 0;    ///< the peak prefill runs against (fp16 accumulate on GeForce where used)
   Range decode_tokens_per_s;        ///< per sequence
   Range decode_total_tokens_per_s;  ///< all sequences of the batch
   double time_to_first_token_s = 0;
   double decode_bytes_per_step = 0;  ///< per GPU
   double bandwidth_efficiency = 0;
+  DecodeTerms decode_terms;
+  std::optional<catalog::Engine> engine;  ///< inference only
 
   // Vision presets.
   std::optional<Range> images_per_s;
 
   std::vector<std::string_view> factors;  ///< ids of the efficiency factors used (catalog::factor_name)
   std::vector<std::string> assumptions;
+  std::vector<std::string> borrowed;  ///< factors an engine borrows from another, in words
 };
 
 /// The compute precision a workload's math runs at, and the GPU's dense peak there (falling back
 /// from bf16 to fp16 and from tf32 to fp32 where the catalog has no figure).
 std::optional<std::pair<catalog::Precision, double>> compute_peak(const Workload& w, const catalog::Gpu& gpu);
+
+/// Training MFU for the workload on the GPU: the task's factor, scaled by the GPU's compute per
+/// byte of bandwidth and for fp8 (the factors used are added to out.factors).
+Range training_mfu(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out,
+                   bool explain);
+
+/// An efficiency on a non-NVIDIA GPU: scaled by the vendor's fitted factor (AMD, Intel), or kept
+/// with a wider range where no run on that vendor was published (noted in out.borrowed).
+Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out);
 
 /// Per-GPU efficiency of `gpus` GPUs relative to one, over the GPU's interconnect.
 Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff);

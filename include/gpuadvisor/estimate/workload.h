@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
 #include "gpuadvisor/util/json.h"
@@ -32,7 +33,10 @@ struct WeightFormat {
   catalog::Precision compute;
   bool embeddings_16bit;  ///< embeddings and LM head stay 16-bit (bitsandbytes, GPTQ, AWQ)
   std::string_view note;  ///< where the bits figure comes from
-  bool gguf = false;      ///< a llama.cpp GGUF format: llama.cpp runs it and splits its layers over GPUs
+  bool gguf = false;      ///< a llama.cpp GGUF format (llama.cpp is the engine that runs it)
+  /// Decode kernels with their own fitted factor against 16-bit weights on the same engine: GGUF
+  /// quantized blocks, and the weight-only integer kernels of GPTQ, AWQ, NF4 and int4.
+  enum class Kernel { dense, gguf_quant, weight_only } kernel = Kernel::dense;
 };
 std::span<const WeightFormat> weight_formats();
 const WeightFormat* find_format(std::string_view id);
@@ -56,6 +60,8 @@ struct WorkloadInput {
   std::string lora_rank, lora_targets, kv_precision, tokens, mfu;
   std::string recipe, master_weights, gradient_dtype, optimizer_in_backward, chunked_loss, packed, activation_offload;
   std::string offload, gpu_layers;
+  std::string engine;                  ///< an inference engine (data/engines.json)
+  std::string split;                   ///< layer or tensor: how the engine splits a model over GPUs
   std::string epochs, dataset_tokens;  ///< training tokens as passes over a dataset, instead of tokens
   std::string profile;                 ///< --profile FILE
   /// Where each field came from, for messages: "--batch" or "profile.json:4: field 'batch'".
@@ -82,17 +88,19 @@ struct Workload {
   std::string kv_precision = "fp16";
   double tokens = 0;  ///< training tokens, 0 = not given
   std::optional<double> mfu;
-  std::string recipe;                    ///< a data/recipes.json id, or empty
-  bool master_weights = true;            ///< fp32 master copy beside 16-bit weights (mixed precision)
-  bool fp32_gradients = false;           ///< gradients kept in fp32 (Megatron-LM's main_grad)
-  bool optimizer_in_backward = false;    ///< each parameter stepped as its gradient is made
-  bool chunked_loss = false;             ///< logits and loss computed in chunks of tokens
-  bool packed = false;                   ///< sequences packed to seq_len (no padding)
-  bool activation_offload = false;       ///< checkpointed layer inputs kept in host RAM
-  bool fsdp = false;                     ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
-  std::string offload = "none";          ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
-  std::optional<int> gpu_layers;         ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
-  std::vector<std::string> assumptions;  ///< every default taken, in words
+  std::string recipe;                  ///< a data/recipes.json id, or empty
+  bool master_weights = true;          ///< fp32 master copy beside 16-bit weights (mixed precision)
+  bool fp32_gradients = false;         ///< gradients kept in fp32 (Megatron-LM's main_grad)
+  bool optimizer_in_backward = false;  ///< each parameter stepped as its gradient is made
+  bool chunked_loss = false;           ///< logits and loss computed in chunks of tokens
+  bool packed = false;                 ///< sequences packed to seq_len (no padding)
+  bool activation_offload = false;     ///< checkpointed layer inputs kept in host RAM
+  bool fsdp = false;                   ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
+  std::string offload = "none";        ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
+  std::optional<int> gpu_layers;       ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
+  catalog::Engine engine = catalog::Engine::vllm;  ///< the inference engine (inference only)
+  catalog::Split split = catalog::Split::tensor;   ///< how the engine splits one replica over tp GPUs
+  std::vector<std::string> assumptions;            ///< every default taken, in words
 
   const WeightFormat& format() const;
   int dp() const { return gpus / (tp * pp); }
@@ -101,7 +109,7 @@ struct Workload {
 /// Which fields were set explicitly (so that recommend can vary the others).
 struct WorkloadSet {
   bool precision = false, gpus = false, batch = false, seq_len = false, task = false, tp = false, zero = false;
-  bool pp = false, checkpointing = false, flash_attention = false, offload = false;
+  bool pp = false, checkpointing = false, flash_attention = false, offload = false, engine = false;
 };
 
 /// Validates the input and fills defaults. Throws Error (exit 2) naming the flag or profile field.
@@ -111,6 +119,10 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
 /// Keys in `skip` belong to the caller (e.g. "gpu" in a batch line) and are left alone.
 WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer, WorkloadInput flags,
                             const std::vector<std::string>& skip = {});
+
+/// The engine a format runs on when --engine is not given: GGUF on llama.cpp, NF4 on transformers
+/// (bitsandbytes), everything else on vLLM.
+catalog::Engine default_engine(const WeightFormat& f);
 
 /// The default weight format for a task (fp16 inference, bf16 training, nf4 for QLoRA).
 std::string default_precision(Task t);

@@ -1,0 +1,84 @@
+#pragma once
+/// Published or user measurements of speed, matched to a workload and a GPU, and the estimator's
+/// prediction of each; and the least-squares fit of the efficiency factors to them with k-fold
+/// cross-validation (docs/calibration.md). The project's own calibration program
+/// (tests/accuracy) and `calibrate` use the same code.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog/efficiency.h"
+#include "gpuadvisor/catalog/gpu.h"
+#include "gpuadvisor/estimate/perf.h"
+#include "gpuadvisor/estimate/workload.h"
+#include "gpuadvisor/util/names.h"
+
+namespace gpuadvisor::estimate {
+
+enum class MeasureKind { decode, decode_total, prefill, train_per_gpu, train_mfu, train_tflops };
+inline constexpr util::Names<MeasureKind, 6> kMeasureKindNames{{"decode_tokens_per_s", "decode_total_tokens_per_s",
+                                                                "prefill_tokens_per_s", "train_tokens_per_s_per_gpu",
+                                                                "train_mfu", "train_tflops_per_gpu"}};
+
+struct Measurement {
+  std::string id;
+  std::string where;  ///< file:line of the record
+  MeasureKind kind = MeasureKind::decode;
+  double expected = 0;
+  std::string gpu;
+  WorkloadInput in;
+  long long prompt_tokens = 0, generated_tokens = 0;  ///< inference; 0 = not given
+};
+
+/// A measurement made ready: its workload laid out on its GPU. `skip` says why one cannot be.
+struct Prepared {
+  const Measurement* m = nullptr;
+  Workload w;
+  const catalog::Gpu* gpu = nullptr;
+  std::string skip;
+};
+
+/// Reads records (tests/accuracy/perf-records.json's format; docs/calibration.md). Records marked
+/// "usable": false are left out. Throws Error naming file:line on a malformed record.
+std::vector<Measurement> read_measurements(const util::JsonDoc& doc);
+Prepared prepare(const Measurement& m, const catalog::Catalog& cat, const catalog::ModelSet& models);
+
+/// The estimator's value for a measurement (same unit), with its low-high range; nullopt when
+/// it gives none (no peak for the precision).
+struct Predicted {
+  double value = 0, low = 0, high = 0;
+  std::vector<std::string_view> factors;
+};
+std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& eff);
+
+/// Fewer records than this leave a factor as it was: one or two runs fit their own noise.
+inline constexpr int kMinRecordsPerFactor = 3;
+
+struct FactorFit {
+  std::string id;
+  double before = 0, after = 0;
+  int records = 0;  ///< records whose prediction uses the factor
+};
+
+/// Least squares on log(predicted / measured) over `records`, one factor at a time (golden
+/// section on the factor's logarithm within bounds by its kind), repeated until it settles.
+/// Only factors at least kMinRecordsPerFactor records use move. `fits` (if given) receives one line per factor fitted.
+catalog::Efficiency fit_factors(const std::vector<const Prepared*>& records, const catalog::Efficiency& start,
+                                const std::vector<std::string>& factor_ids, std::vector<FactorFit>* fits = nullptr);
+
+/// One held-out prediction of a k-fold cross-validation.
+struct HeldOut {
+  const Prepared* p;
+  Predicted got;
+  int fold;
+};
+/// Why a measurement cannot be fitted although it can be estimated, or "": a training rate above
+/// what the GPU reaches at its whole peak under the estimator's FLOP count.
+std::string implausible(const Prepared& p);
+
+/// Folds are assigned by a hash of the record id, so that they do not change when records are added.
+int fold_of(const std::string& id, int folds);
+std::vector<HeldOut> cross_validate(const std::vector<const Prepared*>& records, const catalog::Efficiency& start,
+                                    const std::vector<std::string>& factor_ids, int folds);
+
+}  // namespace gpuadvisor::estimate

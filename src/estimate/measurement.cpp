@@ -1,0 +1,294 @@
+#include "gpuadvisor/estimate/measurement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+
+#include "gpuadvisor/util/error.h"
+#include "gpuadvisor/util/text.h"
+
+namespace gpuadvisor::estimate {
+namespace {
+
+// Training and inference frameworks that are not inference engines: the record's engine names
+// how it was run, and for training it does not enter the estimate.
+bool inference_engine(std::string_view e) { return catalog::kEngineNames.parse(e).has_value(); }
+
+std::string text_of(const util::Fields& f, const std::string& key) {
+  if (!f.has(key)) return {};
+  const auto& v = f.raw(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number()) return fmt::format("{:g}", v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
+  f.fail(key, "expected a string or a number, got " + util::json_snippet(v));
+}
+
+// Bounds of a factor while fitting, by its kind: utilisations cannot pass 1, latencies stay
+// within what a GPU step can take.
+std::pair<double, double> bounds(const catalog::Factor& f) {
+  if (f.kind == "seconds_per_layer" || f.kind == "seconds") return {1e-7, 1e-2};
+  if (f.kind == "multiplier") return {0.1, 2.0};
+  if (f.kind == "exponent") return {0.005, 1.5};
+  return {0.02, 1.0};
+}
+
+double loss(const std::vector<const Prepared*>& records, const catalog::Efficiency& eff) {
+  double sum = 0;
+  for (const auto* p : records)
+    if (auto got = predict(*p, eff)) {
+      const double e = std::log(got->value / p->m->expected);
+      sum += e * e;
+    }
+  return sum;
+}
+
+catalog::Efficiency with_typical(const catalog::Efficiency& eff, const std::string& id, double v) {
+  catalog::Factor f = eff.get(id);
+  f.typical = v;
+  f.low = std::min(f.low, v);
+  f.high = std::max(f.high, v);
+  return eff.with(std::move(f));
+}
+
+}  // namespace
+
+std::vector<Measurement> read_measurements(const util::JsonDoc& doc) {
+  const auto& root = doc.root();
+  if (!root.is_array()) throw Error(fmt::format("{}: expected an array of measurement records", doc.where("")));
+  std::vector<Measurement> out;
+  for (std::size_t i = 0; i < root.size(); ++i) {
+    util::Fields f(doc, root[i], "/" + std::to_string(i), "");
+    if (f.opt_bool("usable") == false) continue;
+    Measurement m;
+    m.id = f.str("id");
+    m.where = doc.where(f.pointer("id"));
+    const std::string kind = f.str("kind");
+    auto k = kMeasureKindNames.parse(kind);
+    if (!k)
+      f.fail("kind", fmt::format("expected one of {}, got {}{}", kMeasureKindNames.join_or(), util::quote(kind),
+                                 kMeasureKindNames.suggest(kind)));
+    m.kind = *k;
+    m.expected = f.num("expected");
+    if (!(m.expected > 0)) f.fail("expected", "must be positive");
+    m.gpu = f.str("gpu");
+    auto& in = m.in;
+    in.model = f.str("model");
+    in.task = text_of(f, "task");
+    in.precision = text_of(f, "precision");
+    in.kv_precision = text_of(f, "kv_precision");
+    in.gpus = text_of(f, "gpus");
+    const bool training = in.task != "inference";
+    if (training) {
+      in.batch = text_of(f, "batch");
+      in.seq_len = text_of(f, "seq_len");
+      in.tp = text_of(f, "tp");
+      in.pp = text_of(f, "pp");
+      in.zero = text_of(f, "zero");
+      in.checkpointing = text_of(f, "checkpointing");
+    } else {
+      const std::string engine = text_of(f, "engine");
+      if (inference_engine(engine)) in.engine = engine;
+      in.batch = text_of(f, "batch");
+      m.prompt_tokens = f.opt_integer("prompt_tokens", 0, 100'000'000).value_or(0);
+      m.generated_tokens = f.opt_integer("generated_tokens", 0, 100'000'000).value_or(0);
+      // Decode reads the KV cache at the mean context: the prompt and half the generated tokens.
+      long long ctx = m.prompt_tokens + m.generated_tokens / 2;
+      if (m.kind == MeasureKind::prefill) ctx = m.prompt_tokens;
+      const std::string seq = text_of(f, "seq_len");
+      if (ctx > 0)
+        in.seq_len = std::to_string(ctx);
+      else if (!seq.empty())
+        in.seq_len = seq;
+      else
+        in.seq_len = "256";
+      if (const std::string tp = text_of(f, "tp"); !tp.empty()) in.tp = tp;
+      if (const std::string sm = text_of(f, "split_mode"); !sm.empty()) in.split = sm;
+    }
+    const std::string fa = text_of(f, "flash_attention");
+    if (!fa.empty()) in.flash_attention = fa;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Prepared prepare(const Measurement& m, const catalog::Catalog& cat, const catalog::ModelSet& models) {
+  Prepared p;
+  p.m = &m;
+  p.gpu = cat.find(m.gpu);
+  if (!p.gpu) {
+    p.skip = fmt::format("GPU {} is not in the catalog", util::quote(m.gpu));
+    return p;
+  }
+  WorkloadSet set;
+  try {
+    p.w = make_workload(m.in, models, &set);
+  } catch (const Error& e) {
+    p.skip = e.what();
+    return p;
+  }
+  if (m.kind == MeasureKind::decode_total && m.in.batch.empty()) {
+    p.skip = "throughput at the engine's own batch size (the record states no concurrency)";
+    return p;
+  }
+  apply_gpu_defaults(p.w, set, *p.gpu);
+  return p;
+}
+
+std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& eff) {
+  if (!p.skip.empty()) return std::nullopt;
+  const auto perf = estimate_perf(p.w, *p.gpu, eff, false);
+  if (!perf.available) return std::nullopt;
+  Predicted out;
+  out.factors = perf.factors;
+  auto set = [&](const Range& r) {
+    out.value = r.typical;
+    out.low = r.low;
+    out.high = r.high;
+  };
+  const double gpus = p.w.gpus;
+  switch (p.m->kind) {
+    case MeasureKind::decode: {
+      const long long in = p.m->prompt_tokens, gen = p.m->generated_tokens;
+      if (in > 1 && gen > 0 && perf.compute_known) {
+        // A timed generate() counts the prompt's prefill in its time.
+        auto rate = [&](double prefill, double decode) { return gen / (in / prefill + gen / decode); };
+        out.value = rate(perf.prefill_tokens_per_s.typical, perf.decode_tokens_per_s.typical);
+        out.low = rate(perf.prefill_tokens_per_s.low, perf.decode_tokens_per_s.low);
+        out.high = rate(perf.prefill_tokens_per_s.high, perf.decode_tokens_per_s.high);
+      } else {
+        set(perf.decode_tokens_per_s);
+      }
+      break;
+    }
+    case MeasureKind::decode_total:
+      set(perf.decode_total_tokens_per_s);
+      break;
+    case MeasureKind::prefill:
+      if (!perf.compute_known) return std::nullopt;
+      set(perf.prefill_tokens_per_s);
+      break;
+    case MeasureKind::train_per_gpu:
+      set(perf.tokens_per_s.scaled(1 / gpus));
+      break;
+    case MeasureKind::train_mfu:
+    case MeasureKind::train_tflops: {
+      if (!perf.compute_known || perf.flops_per_token <= 0) return std::nullopt;
+      // MFU counts the model's FLOPs (no recomputation); TFLOP/s as Megatron publishes them count
+      // the recomputed forward pass too.
+      const bool recompute = p.w.checkpointing == "full";
+      const double model_flops = perf.flops_per_token * (recompute ? 0.75 : 1);
+      const double per =
+          p.m->kind == MeasureKind::train_mfu ? model_flops / perf.peak_flops : perf.flops_per_token / 1e12;
+      set(perf.tokens_per_s.scaled(per / gpus));
+      break;
+    }
+  }
+  if (!(out.value > 0) || !std::isfinite(out.value)) return std::nullopt;
+  return out;
+}
+
+catalog::Efficiency fit_factors(const std::vector<const Prepared*>& records, const catalog::Efficiency& start,
+                                const std::vector<std::string>& factor_ids, std::vector<FactorFit>* fits) {
+  catalog::Efficiency eff = start;
+  // Which records each factor moves.
+  std::map<std::string, std::vector<const Prepared*>, std::less<>> uses;
+  for (const auto* p : records)
+    if (auto got = predict(*p, eff))
+      for (auto id : got->factors) uses[std::string(id)].push_back(p);
+  std::vector<std::string> active;
+  for (const auto& id : factor_ids)
+    if (auto it = uses.find(id); it != uses.end() && static_cast<int>(it->second.size()) >= kMinRecordsPerFactor)
+      active.push_back(id);
+  constexpr double kGolden = 0.6180339887498949;
+  for (int sweep = 0; sweep < 6; ++sweep) {
+    double moved = 0;
+    for (const auto& id : active) {
+      const auto& subset = uses[id];
+      const auto [lo_v, hi_v] = bounds(eff.get(id));
+      auto at = [&](double x) { return loss(subset, with_typical(eff, id, std::exp(x))); };
+      // A coarse scan first (the loss over one factor need not have a single dip: an additive
+      // per-step term is flat where it is negligible), then golden section around the best point.
+      constexpr int kScan = 48;
+      const double lo = std::log(lo_v), hi = std::log(hi_v), stepx = (hi - lo) / kScan;
+      int best = 0;
+      double best_loss = HUGE_VAL;
+      for (int i = 0; i <= kScan; ++i)
+        if (const double l = at(lo + i * stepx); l < best_loss) {
+          best_loss = l;
+          best = i;
+        }
+      double a = std::max(lo, lo + (best - 1) * stepx), b = std::min(hi, lo + (best + 1) * stepx);
+      double c = b - kGolden * (b - a), d = a + kGolden * (b - a);
+      double fc = at(c), fd = at(d);
+      for (int it = 0; it < 24; ++it) {
+        if (fc < fd) {
+          b = d;
+          d = c;
+          fd = fc;
+          c = b - kGolden * (b - a);
+          fc = at(c);
+        } else {
+          a = c;
+          c = d;
+          fc = fd;
+          d = a + kGolden * (b - a);
+          fd = at(d);
+        }
+      }
+      const double before = eff.get(id).typical;
+      const double after = std::exp((a + b) / 2);
+      moved = std::max(moved, std::fabs(std::log(after / before)));
+      eff = with_typical(eff, id, after);
+    }
+    if (moved < 1e-4) break;
+  }
+  if (fits)
+    for (const auto& id : active)
+      fits->push_back({id, start.get(id).typical, eff.get(id).typical, static_cast<int>(uses[id].size())});
+  return eff;
+}
+
+std::string implausible(const Prepared& p) {
+  const bool training = p.m->kind == MeasureKind::train_per_gpu || p.m->kind == MeasureKind::train_mfu ||
+                        p.m->kind == MeasureKind::train_tflops;
+  if (!training || !p.skip.empty()) return {};
+  auto w = p.w;
+  w.mfu = 1.0;  // the GPU's whole peak
+  const auto perf = estimate_perf(w, *p.gpu, catalog::Efficiency::embedded(), false);
+  if (!perf.available || !perf.compute_known) return {};
+  const double at_peak = perf.tokens_per_s.typical / w.gpus;
+  double measured = p.m->expected;
+  if (p.m->kind == MeasureKind::train_mfu) measured = p.m->expected * at_peak;
+  if (p.m->kind == MeasureKind::train_tflops) measured = p.m->expected * 1e12 / perf.flops_per_token;
+  if (measured > at_peak * 1.02)
+    return fmt::format(
+        "{:.0f} tokens/s per GPU is more than {} reaches at its whole {} peak under the FLOP count "
+        "used ({:.0f}): the source counts differently",
+        measured, p.gpu->id, catalog::name(perf.compute), at_peak);
+  return {};
+}
+
+int fold_of(const std::string& id, int folds) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+  return static_cast<int>(h % static_cast<std::uint64_t>(folds));
+}
+
+std::vector<HeldOut> cross_validate(const std::vector<const Prepared*>& records, const catalog::Efficiency& start,
+                                    const std::vector<std::string>& factor_ids, int folds) {
+  std::vector<HeldOut> out;
+  for (int k = 0; k < folds; ++k) {
+    std::vector<const Prepared*> train, test;
+    for (const auto* p : records) (fold_of(p->m->id, folds) == k ? test : train).push_back(p);
+    const auto eff = fit_factors(train, start, factor_ids);
+    for (const auto* p : test)
+      if (auto got = predict(*p, eff)) out.push_back({p, *got, k});
+  }
+  return out;
+}
+
+}  // namespace gpuadvisor::estimate
