@@ -24,8 +24,8 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {"blackwell", "nvidia", "Blackwell"}, {"cdna2", "amd", "CDNA 2"},        {"cdna3", "amd", "CDNA 3"},
     {"rdna3", "amd", "RDNA 3"},           {"gaudi2", "intel", "Gaudi 2"},    {"gaudi3", "intel", "Gaudi 3"},
     {"cdna4", "amd", "CDNA 4"},           {"rdna4", "amd", "RDNA 4"},        {"rdna3.5", "amd", "RDNA 3.5"},
-    {"xe2", "intel", "Xe2 (Battlemage)"}, {"apple-m3", "apple", "Apple M3"}, {"apple-m4", "apple", "Apple M4"},
-    {"apple-m5", "apple", "Apple M5"},
+    {"xe2", "intel", "Xe2 (Battlemage)"}, {"apple-m1", "apple", "Apple M1"}, {"apple-m2", "apple", "Apple M2"},
+    {"apple-m3", "apple", "Apple M3"},    {"apple-m4", "apple", "Apple M4"}, {"apple-m5", "apple", "Apple M5"},
 };
 
 Price read_price(const util::Fields& f, const std::string& prefix) {

@@ -19,22 +19,8 @@ namespace {
 struct MemoryOptions {
   estimate::WorkloadInput in;
   std::string gpu;
-  std::string headroom;
   std::string batch_file;
 };
-
-double parse_headroom(const std::string& text) {
-  if (text.empty()) return estimate::kDefaultHeadroom;
-  std::string h = text;
-  bool pct = h.back() == '%';
-  if (pct) h.pop_back();
-  auto v = util::parse_number(h);
-  if (!v || *v < 0 || (pct ? *v : *v * 100) >= 90)
-    throw Error(
-        fmt::format("--headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (0 to below 90%), got {}",
-                    util::quote(text)));
-  return pct ? *v / 100 : *v;
-}
 
 struct MemoryResult {
   estimate::Workload w;
@@ -42,13 +28,12 @@ struct MemoryResult {
   std::optional<estimate::FitResult> fit;
 };
 
-MemoryResult compute(Context& ctx, const estimate::WorkloadInput& in, const catalog::Gpu* gpu, double headroom,
-                     bool explain = true) {
+MemoryResult compute(Context& ctx, const estimate::WorkloadInput& in, const catalog::Gpu* gpu, bool explain = true) {
   estimate::WorkloadSet set;
   MemoryResult r{ctx.workload(in, &set), {}, {}};
-  if (gpu) r.w = estimate::plan_layout(std::move(r.w), set, *gpu, ctx.efficiency(), headroom);
+  if (gpu) r.w = estimate::plan_layout(std::move(r.w), set, *gpu, ctx.efficiency());
   r.mem = estimate::estimate_memory(r.w, ctx.efficiency(), explain);
-  if (gpu) r.fit = estimate::fit(r.w, *gpu, ctx.efficiency(), headroom);
+  if (gpu) r.fit = estimate::fit(r.w, *gpu, ctx.efficiency());
   trace_workload(r.w, gpu);
   trace_memory(r.mem);
   return r;
@@ -252,17 +237,10 @@ std::string memory_html(Context& ctx, const MemoryResult& r, const catalog::Gpu*
 void run_memory(Context& ctx, const MemoryOptions& o) {
   if (!o.batch_file.empty()) {
     run_batch(
-        ctx, o.batch_file, o.in, {"gpu", "headroom"},
-        [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
+        ctx, o.batch_file, o.in, {"gpu"}, [&](const estimate::WorkloadInput& in, const util::Fields& line, Exit& code) {
           std::string gq = line.opt_str("gpu").value_or(o.gpu);
           const catalog::Gpu* gpu = gq.empty() ? nullptr : &ctx.gpu(gq);
-          // A line's headroom may be a number (0.2) or text ("20%", "0.2").
-          std::string headroom = o.headroom;
-          if (line.has("headroom")) {
-            const auto& h = line.raw("headroom");
-            headroom = h.is_number() ? h.dump() : line.str("headroom");
-          }
-          auto r = compute(ctx, in, gpu, parse_headroom(headroom), false);
+          auto r = compute(ctx, in, gpu, false);
           if (r.fit && !r.fit->fits) code = Exit::no;
           // Batch results carry the numbers; the formulas and assumptions are in single-run JSON.
           // A line's result is about 1,000 bytes.
@@ -272,7 +250,7 @@ void run_memory(Context& ctx, const MemoryOptions& o) {
   }
   auto f = ctx.output_format();
   const catalog::Gpu* gpu = o.gpu.empty() ? nullptr : &ctx.gpu(o.gpu);
-  auto r = compute(ctx, o.in, gpu, parse_headroom(o.headroom));
+  auto r = compute(ctx, o.in, gpu);
   const auto& mem = r.mem;
   if (r.fit && !r.fit->fits) ctx.exit = Exit::no;
 
@@ -331,8 +309,6 @@ void setup_memory(CLI::App& app, Context& ctx) {
   cmd->add_option("--batch-file", o->batch_file,
                   "JSON Lines: one workload per line (profile fields, plus gpu, headroom); one JSON result per line")
       ->type_name("FILE|-");
-  cmd->add_option("--headroom", o->headroom,
-                  "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation)");
   add_format_option(*cmd, ctx, kTabularHtml, "html: a page with charts");
   add_catalog_option(*cmd, ctx);
   cmd->footer(

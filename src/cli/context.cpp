@@ -255,6 +255,9 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
       ->group(g);
   app.add_option("--kv-precision", in.kv_precision, "KV-cache precision: fp16 (default), bf16, fp8, int8, int4, fp32")
       ->group(g);
+  app.add_option("--headroom", in.headroom,
+                 "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation; 0.05 or 5%)")
+      ->group(g);
   app.add_option("--tokens", in.tokens, "Training tokens (300B, 2T)")->group(g);
   app.add_option("--dataset-tokens", in.dataset_tokens,
                  "Dataset size in tokens (2B), trained on --epochs times, instead of --tokens")

@@ -570,7 +570,9 @@ std::optional<long long> largest(long long lo, long long hi, long long guess, Ok
 
 }  // namespace
 
-FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, double headroom) {
+FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
+              std::optional<double> headroom_in) {
+  const double headroom = headroom_in.value_or(headroom_of(w));
   FitResult r;
   r.capacity_bytes = gpu.memory_bytes;
   r.usable_bytes = gpu.memory_bytes * (1 - headroom);
@@ -676,8 +678,8 @@ Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::G
 }  // namespace
 
 Workload plan_layout(Workload w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
-                     double headroom) {
-  const double usable = gpu.memory_bytes * (1 - headroom);
+                     std::optional<double> headroom) {
+  const double usable = gpu.memory_bytes * (1 - headroom.value_or(headroom_of(w)));
   apply_gpu_defaults(w, set, gpu);
   if (!is_training(w.task) || memory_bytes(w, eff).per_gpu_bytes <= usable) return w;
   return plan_layout_search(std::move(w), set, gpu, eff, usable);

@@ -82,11 +82,12 @@ Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency&
     note(f->id);
     return r.scaled(f->typical);
   }
-  // No published runs on this vendor's GPUs: the factor fitted for another vendor's non-CUDA
-  // software, with a wider range; without one, NVIDIA's factors with a wider range.
+  // No published runs on this vendor's GPUs: the lowest factor fitted for another vendor's
+  // non-CUDA software (a buyer is better served by the cautious one), with a wider range; without
+  // any, NVIDIA's factors with a wider range.
   const catalog::Factor* other = nullptr;
   for (auto id : {FactorId::vendor_amd, FactorId::vendor_intel, FactorId::vendor_apple})
-    if (const auto* f = eff.find(id)) other = f;
+    if (const auto* f = eff.find(id); f && (!other || f->typical < other->typical)) other = f;
   const std::string text =
       other ? fmt::format(
                   "vendor-{}: no published runs on {} GPUs to fit; {} ({:.2f}) is borrowed and the range "

@@ -733,6 +733,17 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
                                         util::format_count(size), util::format_count(w.tokens),
                                         in.epochs.empty() ? " (--epochs)" : ""));
   }
+  if (!in.headroom.empty()) {
+    std::string h = in.headroom;
+    const bool pct = h.back() == '%';
+    if (pct) h.pop_back();
+    auto v = util::parse_number(h);
+    if (!v || *v < 0 || (pct ? *v : *v * 100) >= 90)
+      bad(in, "headroom",
+          fmt::format("expected a share of GPU memory to keep free, like 10% or 0.1 (0 to below 90%), got {}",
+                      util::quote(in.headroom)));
+    w.headroom = pct ? *v / 100 : *v;
+  }
   if (!in.mfu.empty()) {
     double m = need(in, "mfu", util::parse_number(in.mfu));
     if (!(m > 0 && m <= 1))
@@ -776,6 +787,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                                                 "gpu_layers",
                                                 "engine",
                                                 "split",
+                                                "headroom",
                                                 "epochs",
                                                 "dataset_tokens"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
@@ -845,6 +857,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"gpu_layers", &WorkloadInput::gpu_layers},
         {"engine", &WorkloadInput::engine},
         {"split", &WorkloadInput::split},
+        {"headroom", &WorkloadInput::headroom},
         {"epochs", &WorkloadInput::epochs},
         {"dataset_tokens", &WorkloadInput::dataset_tokens}};
     for (const auto& [k, m] : members)

@@ -99,6 +99,7 @@ Metrics options_of(const Request& req) {
   if (req.serve && req.serve->ttft_s)
     options.set("ttft", *req.serve->ttft_s, util::format_duration(*req.serve->ttft_s));
   options.set("scenario", req.scenario.empty() ? std::string("any") : req.scenario);
+  if (req.base.headroom) options.set("headroom", *req.base.headroom, fmt::format("{:.0f}%", *req.base.headroom * 100));
   return options;
 }
 
@@ -130,6 +131,8 @@ struct Search {
       if (rule.scope == "recommend") rules.push_back(&rule);
     if (const auto* mf = d.rules.find("memory-fit"); mf && std::holds_alternative<double>(mf->threshold))
       need_share = std::get<double>(mf->threshold);
+    // --headroom: the memory-fit rule takes its share from the option (threshold_from).
+    if (r.base.headroom) need_share = *r.base.headroom;
   }
 };
 

@@ -318,7 +318,9 @@ Outcome evaluate(const Rule& rule, const Metrics& m, const Metrics& options, boo
   }
   Value threshold = rule.threshold;
   if (!rule.threshold_from.empty()) {
-    threshold = options.get(rule.threshold_from);
+    // The option's value where it is given; else the rule's own threshold, if it has one.
+    if (const Value& from = options.get(rule.threshold_from); !std::holds_alternative<std::monostate>(from))
+      threshold = from;
     if (std::holds_alternative<std::monostate>(threshold)) {
       o.applicable = false;
       return o;

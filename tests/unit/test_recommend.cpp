@@ -955,3 +955,41 @@ TEST_CASE("recommend: a board of several GPUs is not planned as one GPU, and say
                   "not planned as one GPU, boards of several GPUs that each see only their own memory: "
                   "arc-pro-b60-dual (2 GPUs); plan the single-GPU card the board carries") != r.defaults.end());
 }
+
+TEST_CASE("cli: --headroom is a workload flag: estimate, memory and recommend keep that share free",
+          "[cli][headroom]") {
+  // 70B Q4_K_M over two RTX 4090s under llama.cpp needs about 21.1 GiB per GPU of 24 GiB.
+  const std::vector<std::string> base = {
+      "estimate", "--model", "llama-3.1-70b", "--precision", "q4_k_m", "--gpu", "rtx-4090", "--gpus", "2"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  };
+  CHECK(with({}).code == 0);
+  CHECK(with({"--headroom", "20%"}).code == 1);  // 19.2 GiB usable: does not fit
+  CHECK(with({"--headroom", "0.05"}).code == 0);
+  auto bad = with({"--headroom", "95%"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err ==
+        "gpuadvisor: error: --headroom: expected a share of GPU memory to keep free, like 10% or 0.1 (0 to below "
+        "90%), got \"95%\"\n");
+  // recommend: with nothing kept free, a 12 GB card holds 13B in int4 (11.3 GiB), which 10% rules out.
+  auto plans = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"recommend", "--model", "13B", "--budget", "800", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(args);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> ids;
+    for (const auto& p : j["plans"]) ids.push_back(p["gpu_id"]);
+    return ids;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  const auto kept = plans({}), none = plans({"--headroom", "0"});
+  INFO("10%: " << util::join(kept, ", ") << "; 0%: " << util::join(none, ", "));
+  CHECK_FALSE(has(kept, "rtx-5070"));
+  CHECK(has(none, "rtx-5070"));
+}

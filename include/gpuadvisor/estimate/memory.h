@@ -118,10 +118,13 @@ struct FitResult {
   std::optional<double> max_concurrency;
 };
 
-/// Does the workload fit on `gpu` (w.gpus of them), keeping `headroom` of its memory free? With
-/// the largest batch and context that fit.
+/// The share of GPU memory a workload keeps free: its --headroom, else kDefaultHeadroom.
+inline double headroom_of(const Workload& w) { return w.headroom.value_or(kDefaultHeadroom); }
+
+/// Does the workload fit on `gpu` (w.gpus of them), keeping `headroom` of its memory free (by
+/// default the workload's)? With the largest batch and context that fit.
 FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
-              double headroom = kDefaultHeadroom);
+              std::optional<double> headroom = std::nullopt);
 
 /// For training, the first parallel layout that fits, in order of cost to speed:
 /// data parallel, then ZeRO stages 1-3, then tensor parallelism within a node (2, 4, 8), then
@@ -129,7 +132,7 @@ FitResult fit(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficie
 /// workload unchanged when it already fits, is not training, or nothing fits (then the most
 /// memory-saving layout tried). The choice is recorded in the assumptions.
 Workload plan_layout(Workload w, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
-                     double headroom = kDefaultHeadroom);
+                     std::optional<double> headroom = std::nullopt);
 
 /// The estimate as JSON; `detail` adds the line-by-line breakdown with formulas and the assumptions.
 util::Json to_json(const MemoryEstimate& m, bool detail = true);

@@ -62,6 +62,7 @@ struct WorkloadInput {
   std::string offload, gpu_layers;
   std::string engine;                  ///< an inference engine (data/engines.json)
   std::string split;                   ///< layer or tensor: how the engine splits a model over GPUs
+  std::string headroom;                ///< share of GPU memory to keep free (10%, 0.1)
   std::string epochs, dataset_tokens;  ///< training tokens as passes over a dataset, instead of tokens
   std::string profile;                 ///< --profile FILE
   /// Where each field came from, for messages: "--batch" or "profile.json:4: field 'batch'".
@@ -100,6 +101,7 @@ struct Workload {
   std::optional<int> gpu_layers;       ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
   catalog::Engine engine = catalog::Engine::vllm;  ///< the inference engine (inference only)
   catalog::Split split = catalog::Split::tensor;   ///< how the engine splits one replica over tp GPUs
+  std::optional<double> headroom;                  ///< --headroom: share of GPU memory kept free
   std::vector<std::string> assumptions;            ///< every default taken, in words
 
   const WeightFormat& format() const;
