@@ -286,7 +286,10 @@ std::vector<HeldOut> cross_validate(const std::vector<const Prepared*>& records,
     for (const auto* p : records) (fold_of(p->m->id, folds) == k ? test : train).push_back(p);
     const auto eff = fit_factors(train, start, factor_ids);
     for (const auto* p : test)
-      if (auto got = predict(*p, eff)) out.push_back({p, *got, k});
+      if (auto got = predict(*p, eff)) {
+        got->factors.clear();  // they name factors of this fold's fit, which ends here
+        out.push_back({p, *got, k});
+      }
   }
   return out;
 }
