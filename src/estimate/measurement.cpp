@@ -27,13 +27,23 @@ std::string text_of(const util::Fields& f, const std::string& key) {
   f.fail(key, "expected a string or a number, got " + util::json_snippet(v));
 }
 
-// Bounds of a factor while fitting, by its kind: utilisations cannot pass 1, latencies stay
-// within what a GPU step can take.
-std::pair<double, double> bounds(const catalog::Factor& f) {
-  if (f.kind == "seconds_per_layer" || f.kind == "seconds") return {1e-7, 1e-2};
-  if (f.kind == "multiplier") return {0.1, 2.0};
-  if (f.kind == "exponent") return {0.005, 1.5};
-  return {0.02, 1.0};
+// How a factor of each kind is fitted: its bounds (utilisations cannot pass 1, latencies stay
+// within what a GPU step can take) and the neutral value every fit starts from. The scaling
+// factors are not among them: the training records at 8 or more GPUs all share one scaling value,
+// which they cannot tell apart from MFU.
+struct KindFit {
+  std::string_view kind;
+  double lo, hi, start;
+};
+constexpr KindFit kKindFits[] = {
+    {"mfu", 0.02, 1.0, 0.5},       {"bandwidth_efficiency", 0.02, 1.0, 0.5}, {"multiplier", 0.1, 2.0, 1.0},
+    {"exponent", 0.005, 1.5, 0.1}, {"seconds_per_layer", 1e-7, 1e-2, 1e-5},  {"seconds", 1e-7, 1e-2, 1e-5},
+};
+
+const KindFit* kind_fit(std::string_view kind) {
+  for (const auto& k : kKindFits)
+    if (k.kind == kind) return &k;
+  return nullptr;
 }
 
 double loss(const std::vector<const Prepared*>& records, const catalog::Efficiency& eff) {
@@ -46,6 +56,8 @@ double loss(const std::vector<const Prepared*>& records, const catalog::Efficien
   return sum;
 }
 
+}  // namespace
+
 catalog::Efficiency with_typical(const catalog::Efficiency& eff, const std::string& id, double v) {
   catalog::Factor f = eff.get(id);
   f.typical = v;
@@ -54,7 +66,19 @@ catalog::Efficiency with_typical(const catalog::Efficiency& eff, const std::stri
   return eff.with(std::move(f));
 }
 
-}  // namespace
+std::vector<std::string> speed_factor_ids(const catalog::Efficiency& eff) {
+  std::vector<std::string> ids;
+  for (const auto& [id, f] : eff.all())
+    if (kind_fit(f.kind)) ids.push_back(id);
+  return ids;
+}
+
+catalog::Efficiency neutral_start(const catalog::Efficiency& eff, const std::vector<std::string>& ids) {
+  catalog::Efficiency out = eff;
+  for (const auto& id : ids)
+    if (const auto* k = kind_fit(eff.get(id).kind)) out = with_typical(out, id, k->start);
+  return out;
+}
 
 std::vector<Measurement> read_measurements(const util::JsonDoc& doc) {
   const auto& root = doc.root();
@@ -208,7 +232,8 @@ catalog::Efficiency fit_factors(const std::vector<const Prepared*>& records, con
     double moved = 0;
     for (const auto& id : active) {
       const auto& subset = uses[id];
-      const auto [lo_v, hi_v] = bounds(eff.get(id));
+      const auto* k = kind_fit(eff.get(id).kind);
+      const double lo_v = k ? k->lo : 0.02, hi_v = k ? k->hi : 1.0;
       auto at = [&](double x) { return loss(subset, with_typical(eff, id, std::exp(x))); };
       // A coarse scan first (the loss over one factor need not have a single dip: an additive
       // per-step term is flat where it is negligible), then golden section around the best point.

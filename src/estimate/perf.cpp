@@ -16,6 +16,12 @@ using catalog::Precision;
 
 Range factor_range(const catalog::Factor& f) { return {f.low, f.typical, f.high}; }
 
+// Appends a note or a factor id once, however many of the estimate's terms use it.
+template <class T, class U>
+void add_once(std::vector<T>& v, U&& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.emplace_back(std::forward<U>(x));
+}
+
 Range times(const Range& a, const Range& b) { return {a.low * b.low, a.typical * b.typical, a.high * b.high}; }
 
 // Attention FLOPs per token beyond the 2N of the weights, forward pass: 2 x layers x heads x
@@ -48,11 +54,11 @@ bool geforce(const catalog::Gpu& gpu) { return gpu.vendor == "nvidia" && gpu.seg
 }  // namespace
 
 EngineFactor engine_factor(const catalog::Efficiency& eff, catalog::EngineFactor kind, catalog::Engine e) {
-  const auto own = catalog::engine_factor(kind, static_cast<std::size_t>(e));
+  const auto own = catalog::engine_factor(kind, e);
   if (const auto* f = eff.find(own)) return {f, std::nullopt};
   // An engine with no published runs of its own borrows from the engine it is most like, else vLLM.
   const auto from = catalog::engine(e).factors_from.value_or(catalog::Engine::vllm);
-  return {&eff.get(catalog::engine_factor(kind, static_cast<std::size_t>(from))), from};
+  return {&eff.get(catalog::engine_factor(kind, from)), from};
 }
 
 namespace {
@@ -69,17 +75,14 @@ constexpr double kReferenceFlopsPerByte = 312e12 / 2039e9;
 
 }  // namespace
 
-Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out) {
+Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out, bool explain) {
   if (gpu.vendor == "nvidia") return r;
-  auto note = [&](std::string_view id) {
-    if (std::find(out.factors.begin(), out.factors.end(), id) == out.factors.end()) out.factors.push_back(id);
-  };
   const std::optional<FactorId> own = gpu.vendor == "amd"     ? std::optional(FactorId::vendor_amd)
                                       : gpu.vendor == "intel" ? std::optional(FactorId::vendor_intel)
                                       : gpu.vendor == "apple" ? std::optional(FactorId::vendor_apple)
                                                               : std::nullopt;
   if (const auto* f = own ? eff.find(*own) : nullptr) {
-    note(f->id);
+    add_once(out.factors, std::string_view(f->id));
     return r.scaled(f->typical);
   }
   // No published runs on this vendor's GPUs: the lowest factor fitted for another vendor's
@@ -88,16 +91,13 @@ Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency&
   const catalog::Factor* other = nullptr;
   for (auto id : {FactorId::vendor_amd, FactorId::vendor_intel, FactorId::vendor_apple})
     if (const auto* f = eff.find(id); f && (!other || f->typical < other->typical)) other = f;
-  const std::string text =
-      other ? fmt::format(
-                  "vendor-{}: no published runs on {} GPUs to fit; {} ({:.2f}) is borrowed and the range "
-                  "reaches down to 60% of typical",
-                  gpu.vendor, gpu.vendor, other->id, other->typical)
-            : fmt::format(
-                  "vendor-{}: no published runs on {} GPUs to fit; NVIDIA's factors are used and the range "
-                  "reaches down to 60% of typical",
-                  gpu.vendor, gpu.vendor);
-  if (std::find(out.borrowed.begin(), out.borrowed.end(), text) == out.borrowed.end()) out.borrowed.push_back(text);
+  if (explain)
+    add_once(out.borrowed, other ? fmt::format("vendor-{}: no published runs on {} GPUs to fit; {} ({:.2f}) is "
+                                               "borrowed and the range reaches down to 60% of typical",
+                                               gpu.vendor, gpu.vendor, other->id, other->typical)
+                                 : fmt::format("vendor-{}: no published runs on {} GPUs to fit; NVIDIA's factors are "
+                                               "used and the range reaches down to 60% of typical",
+                                               gpu.vendor, gpu.vendor));
   // Not added to out.factors: a borrowed factor is not fitted to this vendor's runs.
   if (other) r = r.scaled(other->typical);
   return {r.low * 0.6, r.typical, r.high};
@@ -133,7 +133,7 @@ Range training_mfu(const Workload& w, const catalog::Gpu& gpu, const catalog::Ef
             f8->typical * 100));
     }
   }
-  return vendor_scaled(mfu.scaled(std::min(k, 1 / std::max(mfu.high, 1e-9))), gpu, eff, out);
+  return vendor_scaled(mfu.scaled(std::min(k, 1 / std::max(mfu.high, 1e-9))), gpu, eff, out, explain);
 }
 
 std::optional<std::pair<Precision, double>> compute_peak(const Workload& w, const catalog::Gpu& gpu) {
@@ -279,11 +279,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   out.engine = w.engine;
   auto note_factor = [&](const EngineFactor& f) {
     out.factors.push_back(f.factor->id);
-    if (!f.borrowed_from) return;
-    auto text = fmt::format("{}: no published runs to fit; {}'s decode and prefill factors are used",
-                            catalog::name(w.engine), catalog::name(*f.borrowed_from));
-    if (std::find(out.borrowed.begin(), out.borrowed.end(), text) == out.borrowed.end())
-      out.borrowed.push_back(std::move(text));
+    if (explain && f.borrowed_from)
+      add_once(out.borrowed, fmt::format("{}: no published runs to fit; {}'s decode and prefill factors are used",
+                                         catalog::name(w.engine), catalog::name(*f.borrowed_from)));
   };
 
   // Prefill is compute-bound: 2N FLOPs per token plus attention, at the rate the engine's 16-bit
@@ -294,15 +292,14 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   // GeForce, workstation and edge cards keep a different share of their peak than datacenter
   // ones, where an engine's runs on both tell (no factor: the engine's one value for all).
   if (!w.mfu && gpu.segment != "datacenter")
-    if (const auto* c = eff.find(
-            catalog::engine_factor(catalog::EngineFactor::prefill_consumer, static_cast<std::size_t>(w.engine)))) {
+    if (const auto* c = eff.find(catalog::engine_factor(catalog::EngineFactor::prefill_consumer, w.engine))) {
       out.factors.push_back(c->id);
       pmfu = pmfu.scaled(c->typical);
     }
-  if (!w.mfu) pmfu = vendor_scaled(pmfu, gpu, eff, out);
+  if (!w.mfu) pmfu = vendor_scaled(pmfu, gpu, eff, out, explain);
   out.mfu = pmfu.typical;
-  const bool fp16_acc = engine.geforce_fp16_accumulate && geforce(gpu) && catalog::is_wide(out.compute) &&
-                        out.compute != catalog::Precision::fp32 && out.compute != catalog::Precision::tf32;
+  const bool fp16_acc = engine.geforce_fp16_accumulate && geforce(gpu) &&
+                        (out.compute == catalog::Precision::fp16 || out.compute == catalog::Precision::bf16);
   const double prefill_peak = out.peak_flops * (fp16_acc ? 2 : 1);
   out.prefill_peak_flops = prefill_peak;
   if (explain && fp16_acc && out.compute_known)
@@ -330,7 +327,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   out.decode_bytes_per_step = weight_bytes + kv_bytes;
   const auto bwf = engine_factor(eff, catalog::EngineFactor::decode_bandwidth, w.engine);
   note_factor(bwf);
-  Range bw = vendor_scaled(factor_range(*bwf.factor), gpu, eff, out);
+  Range bw = vendor_scaled(factor_range(*bwf.factor), gpu, eff, out, explain);
   const auto kernel = w.format().kernel;
   if (kernel != WeightFormat::Kernel::dense) {
     const FactorId qid =
@@ -354,9 +351,10 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
       // reaching down to half the speed.
       aid = FactorId::allreduce_nvlink;
       allreduce_borrowed = true;
-      out.borrowed.push_back(
-          "allreduce-latency-pcie: no published tensor-parallel decode runs over PCIe to fit; the NVLink all-reduce "
-          "latency is used and the range reaches down to half the speed");
+      if (explain)
+        out.borrowed.emplace_back(
+            "allreduce-latency-pcie: no published tensor-parallel decode runs over PCIe to fit; the NVLink "
+            "all-reduce latency is used and the range reaches down to half the speed");
     }
     allreduce = 2 * layers * eff.get(aid).typical;
     out.factors.push_back(catalog::factor_name(aid));

@@ -157,21 +157,30 @@ std::string default_precision(Task t) {
   }
 }
 
+namespace {
+
+// The first engine of data/engines.json that runs the format and the KV cache (and on the vendor's
+// GPUs, when one is given); null when none does.
+const catalog::EngineInfo* first_engine_for(std::string_view format, std::string_view kv,
+                                            std::string_view vendor = {}) {
+  for (const auto& e : catalog::engines())
+    if (e.runs_format(format) && e.runs_kv(kv) && (vendor.empty() || e.runs_on(vendor))) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
 void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu& gpu) {
-  // The default engine where it does not run on the GPU's vendor (vLLM on an Apple GPU): the first
-  // engine that runs both the format and the vendor.
-  if (!is_training(w.task) && !set.engine && !catalog::engine(w.engine).runs_on(gpu.vendor)) {
-    for (const auto& e : catalog::engines()) {
-      if (!e.runs_on(gpu.vendor) || !e.runs_format(w.precision) || !e.runs_kv(w.kv_precision)) continue;
+  // The default engine where it does not run on the GPU's vendor (vLLM on an Apple GPU).
+  if (!is_training(w.task) && !set.engine && !catalog::engine(w.engine).runs_on(gpu.vendor))
+    if (const auto* e = first_engine_for(w.precision, w.kv_precision, gpu.vendor)) {
       for (auto& a : w.assumptions)
         if (util::starts_with(a, "engine:"))
-          a = fmt::format("engine: {} ({} does not run on {} GPUs; --engine to choose)", catalog::name(e.id),
+          a = fmt::format("engine: {} ({} does not run on {} GPUs; --engine to choose)", catalog::name(e->id),
                           catalog::name(w.engine), gpu.vendor);
-      w.engine = e.id;
-      w.split = e.split;
-      break;
+      w.engine = e->id;
+      w.split = e->split;
     }
-  }
   const bool pre_ampere = gpu.vendor == "nvidia" &&
                           (gpu.architecture == "volta" || gpu.architecture == "turing" || gpu.architecture == "pascal");
   if (!set.flash_attention && pre_ampere && w.flash_attention && w.model.is_transformer()) {
@@ -551,12 +560,10 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     std::string why = fmt::format("the default for {} weights", w.precision);
     // Where the default does not keep the KV cache asked for, the first engine that runs both.
     if (!catalog::engine(w.engine).runs_kv(w.kv_precision))
-      for (const auto& e : catalog::engines())
-        if (e.runs_format(w.precision) && e.runs_kv(w.kv_precision)) {
-          why = fmt::format("{} keeps no {} KV cache", catalog::name(w.engine), w.kv_precision);
-          w.engine = e.id;
-          break;
-        }
+      if (const auto* e = first_engine_for(w.precision, w.kv_precision)) {
+        why = fmt::format("{} keeps no {} KV cache", catalog::name(w.engine), w.kv_precision);
+        w.engine = e->id;
+      }
     w.assumptions.push_back(fmt::format("engine: {} ({}; --engine to choose)", catalog::name(w.engine), why));
   }
   if (!is_training(w.task)) {

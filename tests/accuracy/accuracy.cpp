@@ -75,14 +75,6 @@ struct Target {
   double median, gate;
 };
 
-// The factors the speed records speak to. Scaling is not among them: the training records at 8 or
-// more GPUs all share one scaling value, which they cannot tell apart from MFU; the scaling
-// factors stay as derived from single- and multi-GPU runs of one setup (docs/calibration.md).
-bool is_perf_kind(const std::string& kind) {
-  return kind == "mfu" || kind == "bandwidth_efficiency" || kind == "seconds_per_layer" || kind == "seconds" ||
-         kind == "multiplier" || kind == "exponent";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,24 +130,11 @@ int main(int argc, char** argv) {
         fmt::print("  skipped {}: {}\n", p.m->id, p.skip.empty() ? "no estimate for this GPU and precision" : p.skip);
     }
 
-    std::vector<std::string> ids;
-    for (const auto& [id, f] : shipped.all())
-      if (is_perf_kind(f.kind)) ids.push_back(id);
-
+    const auto ids = estimate::speed_factor_ids(shipped);
     // Every fit starts from the same neutral values, not from the shipped ones, so that the shipped
     // factors are a fixed point of this program (two of them trade off where few records tell
     // them apart, and a fit that started from its own last answer would drift).
-    catalog::Efficiency start = shipped;
-    for (const auto& id : ids) {
-      catalog::Factor f = shipped.get(id);
-      f.typical = f.kind == "seconds_per_layer" || f.kind == "seconds" ? 1e-5
-                  : f.kind == "multiplier"                             ? 1.0
-                  : f.kind == "exponent"                               ? 0.1
-                                                                       : 0.5;
-      f.low = std::min(f.low, f.typical);
-      f.high = std::max(f.high, f.typical);
-      start = start.with(std::move(f));
-    }
+    const auto start = estimate::neutral_start(shipped, ids);
     // Held-out errors: each fold's records predicted with factors fitted on the other folds.
     const auto held = estimate::cross_validate(usable, start, ids, kFolds);
     const auto rows = table(held);

@@ -18,14 +18,6 @@ std::vector<estimate::Measurement> records() {
   return estimate::read_measurements(*doc);
 }
 
-catalog::Efficiency with(const catalog::Efficiency& e, const std::string& id, double v) {
-  auto f = e.get(id);
-  f.low = std::min(f.low, v);
-  f.typical = v;
-  f.high = std::max(f.high, v);
-  return e.with(f);
-}
-
 }  // namespace
 
 TEST_CASE("measurement: the reference speed records are read and matched to workloads", "[calibration]") {
@@ -67,9 +59,9 @@ TEST_CASE("measurement: fitting measurements made by the model recovers the fact
   const auto ms = records();
   std::vector<estimate::Prepared> prepared;
   for (const auto& m : ms) prepared.push_back(estimate::prepare(m, gpus(), models()));
-  auto truth = with(eff(), "decode-bandwidth-llama.cpp", 0.71);
-  truth = with(truth, "decode-layer-overhead-llama.cpp", 6e-5);
-  truth = with(truth, "mfu-train-datacenter-nvlink", 0.41);
+  auto truth = estimate::with_typical(eff(), "decode-bandwidth-llama.cpp", 0.71);
+  truth = estimate::with_typical(truth, "decode-layer-overhead-llama.cpp", 6e-5);
+  truth = estimate::with_typical(truth, "mfu-train-datacenter-nvlink", 0.41);
   std::vector<estimate::Measurement> made;
   for (const auto& p : prepared)
     if (p.skip.empty())
@@ -83,9 +75,9 @@ TEST_CASE("measurement: fitting measurements made by the model recovers the fact
   for (const auto& m : made) again.push_back(estimate::prepare(m, gpus(), models()));
   std::vector<const estimate::Prepared*> use;
   for (const auto& p : again) use.push_back(&p);
-  auto start = with(truth, "decode-bandwidth-llama.cpp", 0.5);
-  start = with(start, "decode-layer-overhead-llama.cpp", 1e-5);
-  start = with(start, "mfu-train-datacenter-nvlink", 0.5);
+  auto start = estimate::with_typical(truth, "decode-bandwidth-llama.cpp", 0.5);
+  start = estimate::with_typical(start, "decode-layer-overhead-llama.cpp", 1e-5);
+  start = estimate::with_typical(start, "mfu-train-datacenter-nvlink", 0.5);
   std::vector<estimate::FactorFit> fits;
   const auto fitted = estimate::fit_factors(
       use, start, {"decode-bandwidth-llama.cpp", "decode-layer-overhead-llama.cpp", "mfu-train-datacenter-nvlink"},

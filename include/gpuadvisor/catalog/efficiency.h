@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/catalog/source.h"
 
 namespace gpuadvisor::catalog {
@@ -46,23 +47,23 @@ enum class FactorId {
   vendor_intel,              ///< vendor-intel: Intel Gaudi and Arc against NVIDIA
   vendor_apple,              ///< vendor-apple: Apple GPUs (Metal) against NVIDIA
   // Per engine, in catalog::Engine order (engine_factor()).
-  decode_bandwidth_first,                              ///< decode-bandwidth-<engine>
-  decode_overhead_first = decode_bandwidth_first + 6,  ///< decode-layer-overhead-<engine>, s per layer
-  prefill_mfu_first = decode_overhead_first + 6,       ///< prefill-mfu-<engine>
+  decode_bandwidth_first,                                         ///< decode-bandwidth-<engine>
+  decode_overhead_first = decode_bandwidth_first + kEngineCount,  ///< decode-layer-overhead-<engine>, s per layer
+  prefill_mfu_first = decode_overhead_first + kEngineCount,       ///< prefill-mfu-<engine>
   /// prefill-consumer-<engine>: on GeForce, workstation and edge GPUs against the engine's own
   /// (datacenter) value, where the engine has runs on both
-  prefill_consumer_first = prefill_mfu_first + 6,
-  count_ = prefill_consumer_first + 6,
+  prefill_consumer_first = prefill_mfu_first + kEngineCount,
+  count_ = prefill_consumer_first + kEngineCount,
 };
 inline constexpr std::size_t kFactorIdCount = static_cast<std::size_t>(FactorId::count_);
 enum class EngineFactor { decode_bandwidth, decode_overhead, prefill_mfu, prefill_consumer };
-/// The engine's own factor of a kind (engine as a catalog::Engine index).
-constexpr FactorId engine_factor(EngineFactor k, std::size_t engine) {
+/// The engine's own factor of a kind.
+constexpr FactorId engine_factor(EngineFactor k, Engine engine) {
   const auto first = k == EngineFactor::decode_bandwidth  ? FactorId::decode_bandwidth_first
                      : k == EngineFactor::decode_overhead ? FactorId::decode_overhead_first
                      : k == EngineFactor::prefill_mfu     ? FactorId::prefill_mfu_first
                                                           : FactorId::prefill_consumer_first;
-  return static_cast<FactorId>(static_cast<std::size_t>(first) + engine);
+  return static_cast<FactorId>(static_cast<std::size_t>(first) + static_cast<std::size_t>(engine));
 }
 /// The factor's id in data/efficiency.json ("prefill-mfu"); static storage.
 std::string_view factor_name(FactorId id);

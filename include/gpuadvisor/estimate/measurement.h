@@ -51,6 +51,16 @@ struct Predicted {
 };
 std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& eff);
 
+/// `eff` with factor `id`'s typical value set to `v` (low and high widened to hold it).
+catalog::Efficiency with_typical(const catalog::Efficiency& eff, const std::string& id, double v);
+/// The factors speed records are fitted to, by kind (shares, multipliers, exponents, per-step
+/// latencies); not the memory factors, nor scaling, which multi-GPU runs cannot tell from MFU.
+std::vector<std::string> speed_factor_ids(const catalog::Efficiency& eff);
+/// `eff` with each of `ids` at the neutral value of its kind that a fit starts from (0.5 for
+/// shares, 1 for multipliers, 0.1 for exponents, 10 us for latencies), so that a fit does not
+/// depend on the values it replaces.
+catalog::Efficiency neutral_start(const catalog::Efficiency& eff, const std::vector<std::string>& ids);
+
 /// Fewer records than this leave a factor as it was: one or two runs fit their own noise.
 inline constexpr int kMinRecordsPerFactor = 3;
 

@@ -70,7 +70,7 @@ struct PerfEstimate {
 
   std::vector<std::string_view> factors;  ///< ids of the efficiency factors used (catalog::factor_name)
   std::vector<std::string> assumptions;
-  std::vector<std::string> borrowed;  ///< factors an engine borrows from another, in words
+  std::vector<std::string> borrowed;  ///< factors borrowed from another engine or vendor, in words (explain)
 };
 
 /// The compute precision a workload's math runs at, and the GPU's dense peak there (falling back
@@ -83,13 +83,14 @@ Range training_mfu(const Workload& w, const catalog::Gpu& gpu, const catalog::Ef
                    bool explain);
 
 /// An efficiency on a non-NVIDIA GPU: scaled by the vendor's fitted factor (AMD, Intel), or kept
-/// with a wider range where no run on that vendor was published (noted in out.borrowed).
-Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out);
+/// with a wider range where no run on that vendor was published (noted in out.borrowed with
+/// `explain`).
+Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out, bool explain);
 
 /// Per-GPU efficiency of `gpus` GPUs relative to one, over the GPU's interconnect.
 Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff);
 
-/// Without `explain` the estimate carries no assumptions (the numbers are the same; recommend
+/// Without `explain` the estimate carries no assumptions and no borrowed notes (the numbers are the same; recommend
 /// evaluates hundreds of candidates and prints none of them).
 PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
                            bool explain = true);
