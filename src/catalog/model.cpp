@@ -114,6 +114,16 @@ Model parse_model(const util::JsonDoc& doc, const util::Json& j, const std::stri
     vi.gflops_per_image = v.opt_num("gflops_per_image");
     vi.activation_bytes_per_image = v.opt_num("activation_bytes_per_image");
     vi.activation_note = v.opt_str("activation_note").value_or("");
+    if (v.has("diffusion")) {
+      util::Fields d(doc, v.raw("diffusion"), v.pointer("diffusion"), label);
+      Diffusion df;
+      df.gflops_per_step = d.opt_num("gflops_per_step");
+      df.guidance_passes = static_cast<int>(d.opt_integer("guidance_passes", 1, 2).value_or(2));
+      df.gflops_decoder = d.opt_num("gflops_decoder");
+      df.default_steps = static_cast<int>(d.opt_integer("default_steps", 1, 1000).value_or(30));
+      df.decoder_fp32 = d.opt_bool("decoder_fp32").value_or(false);
+      vi.diffusion = df;
+    }
     m.vision = vi;
   }
   if (m.is_transformer() && m.kv_heads > 0 && m.heads % m.kv_heads != 0)
@@ -329,6 +339,14 @@ util::Json to_output_json(const Model& m) {
         m.vision->gflops_per_image ? util::Json(*m.vision->gflops_per_image * 1e9) : util::Json(nullptr);
     j["activation_bytes_per_image"] =
         m.vision->activation_bytes_per_image ? util::Json(*m.vision->activation_bytes_per_image) : util::Json(nullptr);
+    if (const auto& d = m.vision->diffusion) {
+      auto flops = [](const std::optional<double>& g) { return g ? util::Json(*g * 1e9) : util::Json(nullptr); };
+      j["diffusion"] = {{"flops_per_step", flops(d->gflops_per_step)},
+                        {"guidance_passes", d->guidance_passes},
+                        {"flops_decoder", flops(d->gflops_decoder)},
+                        {"default_steps", d->default_steps},
+                        {"decoder_fp32", d->decoder_fp32}};
+    }
   }
   j["sources"] = sources_json(m.sources);
   j["as_of"] = m.as_of;

@@ -33,9 +33,14 @@ void fields(Ar& ar, T& m) {
   ar(m.kv_lora_rank, m.q_lora_rank, m.qk_rope_head_dim, m.qk_nope_head_dim, m.v_head_dim);
 }
 
+template <class Ar, Of<Diffusion> T>
+void fields(Ar& ar, T& d) {
+  ar(d.gflops_per_step, d.guidance_passes, d.gflops_decoder, d.default_steps, d.decoder_fp32);
+}
+
 template <class Ar, Of<VisionInfo> T>
 void fields(Ar& ar, T& v) {
-  ar(v.image_size, v.gflops_per_image, v.activation_bytes_per_image, v.activation_note);
+  ar(v.image_size, v.gflops_per_image, v.activation_bytes_per_image, v.activation_note, v.diffusion);
 }
 
 template <class Ar, Of<GgufShape> T>

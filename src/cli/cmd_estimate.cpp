@@ -85,6 +85,7 @@ report::Table estimate_csv(const EstimateResult& r, const catalog::Gpu& gpu) {
   };
   if (p.images_per_s) {
     range("images_per_s", *p.images_per_s);
+    if (p.image_batch_s) range("batch_seconds", *p.image_batch_s);
   } else if (estimate::is_training(w.task)) {
     range("tokens_per_s", p.tokens_per_s);
     cols.push_back({"step_time_s"});
@@ -148,6 +149,15 @@ void run_estimate(Context& ctx, const EstimateOptions& o) {
                                  catalog::name(perf.compute));
   if (perf.images_per_s) {
     kv.push_back({"Images/s", rate(*perf.images_per_s, "images/s")});
+    if (perf.image_batch_s) {
+      const auto& t = *perf.image_batch_s;
+      std::string per = fmt::format("{} ({} to {})", util::format_duration(t.typical), util::format_duration(t.low),
+                                    util::format_duration(t.high));
+      kv.push_back({w.batch == 1 ? "Per image" : fmt::format("Per batch of {}", w.batch), per});
+    }
+    if (perf.steps_per_s)
+      kv.push_back({"Steps/s", fmt::format("{} denoising steps/s ({} steps per image)",
+                                           util::format_number(perf.steps_per_s->typical), w.steps)});
     kv.push_back({"Compute", peak});
   } else if (estimate::is_training(w.task)) {
     kv.push_back({"Throughput", rate(perf.tokens_per_s, "tokens/s")});

@@ -310,6 +310,9 @@ std::string speed_cell(const rules::Candidate& c) {
   const auto& p = c.perf;
   if (!p.available) return "n/a";
   if (c.serve) return util::format_number(c.throughput) + " tok/s per user";
+  if (p.images_per_s && p.steps_per_s && p.image_batch_s && c.w.batch == 1)
+    return fmt::format("{} img/s, {} per image", util::format_number(c.throughput),
+                       util::format_duration(p.image_batch_s->typical));
   if (p.images_per_s) return util::format_number(c.throughput) + " img/s";
   if (estimate::is_training(c.w.task)) {
     std::string s = util::format_number(c.throughput) + " tok/s";

@@ -258,6 +258,8 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--headroom", in.headroom,
                  "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation; 0.05 or 5%)")
       ->group(g);
+  app.add_option("--steps", in.steps, "Denoising steps per image for diffusion models (sd-1.5, sdxl; default 30)")
+      ->group(g);
   app.add_option("--tokens", in.tokens, "Training tokens (300B, 2T)")->group(g);
   app.add_option("--dataset-tokens", in.dataset_tokens,
                  "Dataset size in tokens (2B), trained on --epochs times, instead of --tokens")

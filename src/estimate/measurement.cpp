@@ -36,8 +36,13 @@ struct KindFit {
   double lo, hi, start;
 };
 constexpr KindFit kKindFits[] = {
-    {"mfu", 0.02, 1.0, 0.5},       {"bandwidth_efficiency", 0.02, 1.0, 0.5}, {"multiplier", 0.1, 2.0, 1.0},
-    {"exponent", 0.005, 1.5, 0.1}, {"seconds_per_layer", 1e-7, 1e-2, 1e-5},  {"seconds", 1e-7, 1e-2, 1e-5},
+    {"mfu", 0.02, 1.0, 0.5},
+    {"bandwidth_efficiency", 0.02, 1.0, 0.5},
+    {"multiplier", 0.1, 2.0, 1.0},
+    {"exponent", 0.005, 1.5, 0.1},
+    {"seconds_per_layer", 1e-7, 1e-2, 1e-5},
+    {"seconds", 1e-7, 1e-2, 1e-5},
+    {"seconds_per_pass", 1e-6, 0.1, 1e-3},
 };
 
 const KindFit* kind_fit(std::string_view kind) {
@@ -106,7 +111,12 @@ std::vector<Measurement> read_measurements(const util::JsonDoc& doc) {
     in.kv_precision = text_of(f, "kv_precision");
     in.gpus = text_of(f, "gpus");
     const bool training = in.task != "inference";
-    if (training) {
+    const bool vision = m.kind == MeasureKind::images || m.kind == MeasureKind::diffusion_steps;
+    if (vision) {
+      in.batch = text_of(f, "batch");
+      in.steps = text_of(f, "steps");
+      m.image_size = f.opt_num("image_size").value_or(0);
+    } else if (training) {
       in.batch = text_of(f, "batch");
       in.seq_len = text_of(f, "seq_len");
       in.tp = text_of(f, "tp");
@@ -158,6 +168,12 @@ Prepared prepare(const Measurement& m, const catalog::Catalog& cat, const catalo
     p.skip = "throughput at the engine's own batch size (the record states no concurrency)";
     return p;
   }
+  if (m.image_size > 0 && p.w.model.vision && p.w.model.vision->image_size &&
+      m.image_size != *p.w.model.vision->image_size) {
+    p.skip = fmt::format("run at {} pixels; {}'s FLOPs are published at {}", m.image_size, p.w.model.name,
+                         *p.w.model.vision->image_size);
+    return p;
+  }
   apply_gpu_defaults(p.w, set, *p.gpu);
   return p;
 }
@@ -190,6 +206,14 @@ std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& e
     }
     case MeasureKind::decode_total:
       set(perf.decode_total_tokens_per_s);
+      break;
+    case MeasureKind::images:
+      if (!perf.images_per_s) return std::nullopt;
+      set(*perf.images_per_s);
+      break;
+    case MeasureKind::diffusion_steps:
+      if (!perf.steps_per_s) return std::nullopt;
+      set(*perf.steps_per_s);
       break;
     case MeasureKind::prefill:
       if (!perf.compute_known) return std::nullopt;

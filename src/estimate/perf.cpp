@@ -162,6 +162,99 @@ Range scaling(const catalog::Gpu& gpu, int gpus, const catalog::Efficiency& eff)
   return {std::pow(f.low, doublings), std::pow(f.typical, doublings), std::pow(f.high, doublings)};
 }
 
+namespace {
+
+// A vision model: FLOPs per image at the fitted share of the peak, plus a fitted cost per forward
+// pass (kernel launches, pre- and post-processing) that dominates small models at batch 1 on
+// small GPUs. A diffusion model makes steps x guidance passes of its denoiser, then one decoder
+// pass; training makes one denoiser pass per image (forward and backward).
+PerfEstimate vision_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, bool explain,
+                         double N, Range sc, PerfEstimate out) {
+  const auto& v = *w.model.vision;
+  const auto& d = v.diffusion;
+  const std::optional<double> pass_gflops = d ? d->gflops_per_step : v.gflops_per_image;
+  if (!pass_gflops) {
+    out.available = false;
+    out.reason = fmt::format("no published FLOPs per {} for {}", d ? "denoising step" : "image", w.model.name);
+    return out;
+  }
+  const double pass = *pass_gflops * 1e9;
+  const double b = static_cast<double>(w.batch);
+  if (is_training(w.task)) {
+    const double per_image = 3 * pass;  // backward ~ 2x forward
+    Range mfu = training_mfu(w, gpu, eff, out, explain);
+    out.mfu = mfu.typical;
+    out.images_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_image);
+    out.bound = "compute";
+    if (explain)
+      out.assumptions.push_back(fmt::format("{} GFLOPs per {} forward, x3 for forward and backward",
+                                            util::format_number(pass / 1e9), d ? "denoiser pass" : "image"));
+    return out;
+  }
+  if (d && !d->gflops_decoder) {
+    out.available = false;
+    out.reason = fmt::format("no published FLOPs for {}'s image decoder", w.model.name);
+    return out;
+  }
+  // Passes per batch: the denoiser's steps x guidance (each pass carries the whole batch), or one.
+  const double steps = d ? static_cast<double>(w.steps) : 1;
+  const double per_step = d ? pass * d->guidance_passes : pass;
+  const double decoder = d ? *d->gflops_decoder * 1e9 : 0;
+  const FactorId mfu_id = d ? FactorId::diffusion_mfu : FactorId::vision_mfu;
+  // Edge modules (Jetson) pay more per pass (slower host cores and clocks) where runs on them tell.
+  const catalog::Factor* edge_floor =
+      gpu.segment == "edge" && !d ? eff.find(FactorId::vision_pass_overhead_edge) : nullptr;
+  const catalog::Factor& floor_f =
+      edge_floor ? *edge_floor : eff.get(d ? FactorId::diffusion_step_overhead : FactorId::vision_pass_overhead);
+  out.factors.push_back(catalog::factor_name(mfu_id));
+  Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(mfu_id));
+  // GeForce, workstation and edge cards keep a larger share of their peak in the denoiser's
+  // convolutions than datacenter ones, where runs on both tell.
+  if (const auto* c = d && !w.mfu && gpu.segment != "datacenter" ? eff.find(FactorId::diffusion_consumer) : nullptr) {
+    out.factors.push_back(c->id);
+    mfu = mfu.scaled(c->typical);
+  }
+  if (!w.mfu) mfu = vendor_scaled(mfu, gpu, eff, out, explain);
+  const Range floor = factor_range(floor_f);
+  out.factors.push_back(floor_f.id);
+  out.mfu = mfu.typical;
+  // The decoder in fp32 where the pipeline upcasts it (TF32 where the GPU has it: PyTorch lets
+  // cuDNN convolutions use TF32 by default).
+  double decoder_peak = out.peak_flops;
+  if (d && d->decoder_fp32) {
+    auto p32 = gpu.peak_flops(catalog::Precision::tf32);
+    if (!p32) p32 = gpu.peak_flops(catalog::Precision::fp32);
+    if (p32) decoder_peak = std::min(decoder_peak, *p32);
+  }
+  // Seconds for one batch on one GPU (the GPUs run batches side by side), and for its denoising
+  // steps alone.
+  auto denoise_s = [&](double u, double f) { return steps * (b * per_step / (out.peak_flops * u) + f); };
+  auto batch_s = [&](double u, double f) { return denoise_s(u, f) + b * decoder / (decoder_peak * u); };
+  const Range t{batch_s(mfu.high, floor.low), batch_s(mfu.typical, floor.typical), batch_s(mfu.low, floor.high)};
+  out.images_per_s = times(Range{b / t.high, b / t.typical, b / t.low}, sc).scaled(N);
+  out.image_batch_s = t;
+  if (d)
+    out.steps_per_s = Range{steps / denoise_s(mfu.low, floor.high), steps / denoise_s(mfu.typical, floor.typical),
+                            steps / denoise_s(mfu.high, floor.low)};
+  const double overhead_s = steps * floor.typical;
+  out.bound = t.typical - overhead_s >= overhead_s ? "compute" : "per-step overhead";
+  if (explain) {
+    if (d)
+      out.assumptions.push_back(
+          fmt::format("{} steps x {} denoiser pass{} of {} GFLOPs per image, then the decoder's {} GFLOPs", w.steps,
+                      d->guidance_passes, d->guidance_passes == 1 ? "" : "es (classifier-free guidance)",
+                      util::format_number(pass / 1e9), util::format_number(decoder / 1e9)));
+    else
+      out.assumptions.push_back(fmt::format("{} GFLOPs per image forward", util::format_number(pass / 1e9)));
+    out.assumptions.push_back(fmt::format(
+        "{} per batch of {}: compute at {:.0f}% of the peak, plus {} ms per {}", util::format_duration(t.typical),
+        w.batch, mfu.typical * 100, util::format_number(floor.typical * 1e3), d ? "denoising step" : "forward pass"));
+  }
+  return out;
+}
+
+}  // namespace
+
 PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, bool explain) {
   PerfEstimate out;
   const auto& m = w.model;
@@ -203,29 +296,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
                     "at batch 1); prefill and time to first token unknown",
                     gpu.name));
 
-  if (m.vision && !m.is_transformer()) {
-    if (!m.vision->gflops_per_image) {
-      out.available = false;
-      out.reason = fmt::format("no published FLOPs per image for {}", m.name);
-      return out;
-    }
-    const double fwd = *m.vision->gflops_per_image * 1e9;
-    const double per_image = is_training(w.task) ? 3 * fwd : fwd;  // backward ~ 2x forward
-    Range mfu;
-    if (is_training(w.task)) {
-      mfu = training_mfu(w, gpu, eff, out, explain);
-    } else {
-      out.factors.push_back(catalog::factor_name(FactorId::prefill_mfu));
-      mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(FactorId::prefill_mfu));
-    }
-    out.mfu = mfu.typical;
-    out.images_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_image);
-    out.bound = "compute";
-    if (explain)
-      out.assumptions.push_back(fmt::format("{} GFLOPs per image forward{}", util::format_number(fwd / 1e9),
-                                            is_training(w.task) ? ", x3 for forward and backward" : ""));
-    return out;
-  }
+  if (m.vision && !m.is_transformer()) return vision_perf(w, gpu, eff, explain, N, sc, std::move(out));
 
   if (is_training(w.task)) {
     const bool recompute = w.checkpointing == "full";
@@ -427,6 +498,12 @@ util::Json to_json(const PerfEstimate& p, const Workload& w) {
   if (p.images_per_s) {
     j["images_per_s"] = p.images_per_s->typical;
     j["images_per_s_range"] = to_json(*p.images_per_s);
+    if (p.image_batch_s) {
+      j["batch_seconds"] = p.image_batch_s->typical;
+      j["batch_seconds_range"] = to_json(*p.image_batch_s);
+    }
+    if (w.steps > 0 && !is_training(w.task)) j["steps"] = w.steps;
+    if (p.steps_per_s) j["steps_per_s"] = p.steps_per_s->typical;
   } else if (is_training(w.task)) {
     j["flops_per_token"] = p.flops_per_token;
     j["tokens_per_s"] = p.tokens_per_s.typical;

@@ -542,8 +542,29 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     if (std::find(kv.begin(), kv.end(), k) == kv.end()) bad(in, "kv_precision", choices(kv, in.kv_precision));
     w.kv_precision = k;
   }
-  // Engine (inference only).
-  if (!in.engine.empty()) {
+  // Denoising steps (diffusion models only).
+  if (const auto& v = w.model.vision; v && v->diffusion) {
+    w.steps = v->diffusion->default_steps;
+    if (!in.steps.empty()) {
+      const auto n = util::parse_number(in.steps);
+      if (!n || *n != std::floor(*n) || *n < 1 || *n > 1000)
+        bad(in, "steps",
+            fmt::format("expected a whole number of denoising steps from 1 to 1,000, got {}", util::quote(in.steps)));
+      w.steps = static_cast<int>(*n);
+    } else if (!is_training(w.task)) {
+      w.assumptions.push_back(fmt::format("denoising steps: {} per image (--steps)", w.steps));
+    }
+  } else if (!in.steps.empty()) {
+    bad(in, "steps",
+        fmt::format("only diffusion models (sd-1.5, sdxl) denoise in steps; {} runs one forward pass per {}",
+                    w.model.name, w.model.vision ? "image" : "token"));
+  }
+  // Engine (inference of language models only).
+  if (!in.engine.empty() && !w.llm()) {
+    bad(in, "engine",
+        fmt::format("names a language-model engine; {} is estimated as {} runs", w.model.name,
+                    w.model.vision->diffusion ? "diffusers (PyTorch)" : "TensorRT"));
+  } else if (!in.engine.empty()) {
     if (is_training(w.task))
       bad(in, "engine", "names an inference engine; training speed and memory follow --recipe and --zero");
     std::string e = util::lower(in.engine);
@@ -555,7 +576,7 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
     if (!id) bad(in, "engine", choices(catalog::kEngineNames.list(), in.engine));
     w.engine = *id;
     s.engine = true;
-  } else if (!is_training(w.task)) {
+  } else if (!is_training(w.task) && w.llm()) {
     w.engine = default_engine(fmt_);
     std::string why = fmt::format("the default for {} weights", w.precision);
     // Where the default does not keep the KV cache asked for, the first engine that runs both.
@@ -795,6 +816,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                                                 "engine",
                                                 "split",
                                                 "headroom",
+                                                "steps",
                                                 "epochs",
                                                 "dataset_tokens"};
   const std::filesystem::path base = doc.origin() == "<stdin>" ? "" : std::filesystem::path(doc.origin()).parent_path();
@@ -865,6 +887,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"engine", &WorkloadInput::engine},
         {"split", &WorkloadInput::split},
         {"headroom", &WorkloadInput::headroom},
+        {"steps", &WorkloadInput::steps},
         {"epochs", &WorkloadInput::epochs},
         {"dataset_tokens", &WorkloadInput::dataset_tokens}};
     for (const auto& [k, m] : members)
@@ -917,11 +940,12 @@ void write(util::JsonSink& o, const Workload& w) {
     o("lora_rank", w.lora_rank);
     o("lora_targets", w.lora_targets);
   }
-  if (!is_training(w.task)) {
+  if (!is_training(w.task) && w.llm()) {
     o("kv_precision", w.kv_precision);
     o("engine", catalog::name(w.engine));
     o("split", catalog::kSplitNames.name(w.split));
   }
+  if (w.steps > 0 && !is_training(w.task)) o("steps", w.steps);
   if (w.tokens > 0) o("tokens", util::json_number(w.tokens));
 }
 

@@ -29,6 +29,9 @@ std::vector<std::string> precisions_for(const estimate::Workload& w, const estim
     case Task::qlora:
       return {"nf4"};
     case Task::inference: {
+      // Diffusion pipelines run in 16-bit (diffusers); detection and classification also in int8
+      // (TensorRT with calibration), as deployed on Jetson.
+      if (w.model.vision && w.model.vision->diffusion) return {"fp16"};
       if (w.model.vision && !w.model.is_transformer()) return {"fp16", "int8"};
       // Where the engine of the plain formats does not run (vLLM on an Apple GPU), the ladder is
       // llama.cpp's GGUF formats, as people run models there.

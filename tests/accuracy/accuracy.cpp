@@ -46,6 +46,9 @@ std::string group_of(MeasureKind k) {
       return "batched decode tokens/s";
     case MeasureKind::prefill:
       return "prefill tokens/s";
+    case MeasureKind::images:
+    case MeasureKind::diffusion_steps:
+      return "images/s";
     default:
       return "training tokens/s per GPU";
   }

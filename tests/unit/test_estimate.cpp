@@ -308,3 +308,62 @@ TEST_CASE("estimate::perf: a long run loses time to interruptions, in proportion
   CHECK(lost_share(1024) == Approx(0.10 * 1024 / 16384));
   CHECK(lost_share(8) == Approx(0.10 * 8 / 16384));
 }
+
+// SD 1.5's UNet: 338.7 G MACs per pass at 512x512 (BK-SDM issue #53, thop), so one step with
+// classifier-free guidance is 2 x 677.5 GFLOPs; the VAE decoder 2,480 GFLOPs once per image.
+TEST_CASE("estimate::perf: a diffusion image is steps x guidance UNet passes plus one decode", "[perf][vision]") {
+  WorkloadInput in;
+  in.model = "sd-1.5";
+  in.steps = "20";
+  estimate::WorkloadSet set;
+  auto w20 = estimate::make_workload(in, models(), &set);
+  CHECK(w20.steps == 20);
+  in.steps = "40";
+  auto w40 = estimate::make_workload(in, models(), &set);
+  const auto& gpu = *gpus().find("a100-80gb-sxm");
+  auto p20 = estimate::estimate_perf(w20, gpu, eff());
+  auto p40 = estimate::estimate_perf(w40, gpu, eff());
+  REQUIRE(p20.images_per_s);
+  REQUIRE(p20.steps_per_s);
+  REQUIRE(p20.image_batch_s);
+  // Steps per second do not depend on how many steps an image takes.
+  CHECK(p20.steps_per_s->typical == Approx(p40.steps_per_s->typical));
+  // The decoder is paid once: twice the steps take less than twice the time.
+  const double t20 = p20.image_batch_s->typical, t40 = p40.image_batch_s->typical;
+  CHECK(t40 < 2 * t20);
+  CHECK(t40 > 1.8 * t20);
+  // The time is the steps' time plus the decoder's at the same utilisation.
+  const double decoder_s = 2480.2e9 / (gpu.peak_flops(catalog::Precision::fp16).value() * p20.mfu);
+  CHECK(t20 == Approx(20 / p20.steps_per_s->typical + decoder_s).epsilon(1e-6));
+  CHECK(p20.images_per_s->typical == Approx(1 / t20));
+  // Without --steps the model's default (30) is taken and said.
+  in.steps.clear();
+  auto w = estimate::make_workload(in, models(), &set);
+  CHECK(w.steps == 30);
+  CHECK(std::find(w.assumptions.begin(), w.assumptions.end(), "denoising steps: 30 per image (--steps)") !=
+        w.assumptions.end());
+}
+
+TEST_CASE("estimate::perf: a small detector at batch 1 pays the per-pass cost; a large batch amortises it",
+          "[perf][vision]") {
+  WorkloadInput in;
+  in.model = "yolov8n";
+  in.precision = "fp16";
+  estimate::WorkloadSet set;
+  auto w1 = estimate::make_workload(in, models(), &set);
+  in.batch = "32";
+  auto w32 = estimate::make_workload(in, models(), &set);
+  const auto& gpu = *gpus().find("a100-80gb-sxm");
+  auto p1 = estimate::estimate_perf(w1, gpu, eff());
+  auto p32 = estimate::estimate_perf(w32, gpu, eff());
+  REQUIRE(p1.images_per_s);
+  REQUIRE(p32.images_per_s);
+  CHECK(p1.bound == "per-step overhead");
+  CHECK(p32.images_per_s->typical > 3 * p1.images_per_s->typical);
+  const double overhead = eff().get(catalog::FactorId::vision_pass_overhead).typical;
+  CHECK(p1.image_batch_s->typical ==
+        Approx(8.7e9 / (gpu.peak_flops(catalog::Precision::fp16).value() * p1.mfu) + overhead).epsilon(1e-6));
+  // Jetson modules pay their own fitted per-pass cost.
+  auto pj = estimate::estimate_perf(w1, *gpus().find("jetson-agx-orin-64gb"), eff());
+  CHECK(std::find(pj.factors.begin(), pj.factors.end(), "vision-pass-overhead-edge") != pj.factors.end());
+}

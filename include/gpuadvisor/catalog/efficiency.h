@@ -28,24 +28,30 @@ struct Factor {
 /// The factors the estimators read. Looked up by these, a factor costs an array index instead
 /// of a search by name: the searches of `recommend` and `fit` read them many times per candidate.
 enum class FactorId {
-  activation_memory,         ///< activation-memory-factor
-  cuda_context,              ///< cuda-context-bytes
-  fragmentation,             ///< allocator-fragmentation
-  prefill_mfu,               ///< prefill-mfu (vision inference, and engines with no fit of their own)
-  mfu_finetune_lora,         ///< mfu-finetune-lora
-  mfu_train_nvlink,          ///< mfu-train-datacenter-nvlink
-  mfu_train_pcie,            ///< mfu-train-pcie
-  decode_quant_gguf,         ///< decode-quant-gguf: GGUF quantized weights against 16-bit, same engine
-  decode_quant_weight_only,  ///< decode-quant-weight-only: GPTQ/AWQ/NF4/int4 kernels against 16-bit
-  scaling_nvlink,            ///< scaling-nvlink
-  scaling_pcie,              ///< scaling-pcie
-  allreduce_pcie,            ///< allreduce-latency-pcie: seconds per tensor-parallel all-reduce
-  allreduce_nvlink,          ///< allreduce-latency-nvlink
-  mfu_intensity_exponent,    ///< mfu-intensity-exponent: training MFU against FLOPs per byte
-  mfu_train_fp8,             ///< mfu-train-fp8: fp8 training MFU as a share of bf16's
-  vendor_amd,                ///< vendor-amd: AMD GPUs' efficiency against NVIDIA's (ROCm kernels)
-  vendor_intel,              ///< vendor-intel: Intel Gaudi and Arc against NVIDIA
-  vendor_apple,              ///< vendor-apple: Apple GPUs (Metal) against NVIDIA
+  activation_memory,          ///< activation-memory-factor
+  cuda_context,               ///< cuda-context-bytes
+  fragmentation,              ///< allocator-fragmentation
+  prefill_mfu,                ///< prefill-mfu (vision inference, and engines with no fit of their own)
+  mfu_finetune_lora,          ///< mfu-finetune-lora
+  mfu_train_nvlink,           ///< mfu-train-datacenter-nvlink
+  mfu_train_pcie,             ///< mfu-train-pcie
+  decode_quant_gguf,          ///< decode-quant-gguf: GGUF quantized weights against 16-bit, same engine
+  decode_quant_weight_only,   ///< decode-quant-weight-only: GPTQ/AWQ/NF4/int4 kernels against 16-bit
+  scaling_nvlink,             ///< scaling-nvlink
+  scaling_pcie,               ///< scaling-pcie
+  allreduce_pcie,             ///< allreduce-latency-pcie: seconds per tensor-parallel all-reduce
+  allreduce_nvlink,           ///< allreduce-latency-nvlink
+  mfu_intensity_exponent,     ///< mfu-intensity-exponent: training MFU against FLOPs per byte
+  mfu_train_fp8,              ///< mfu-train-fp8: fp8 training MFU as a share of bf16's
+  vendor_amd,                 ///< vendor-amd: AMD GPUs' efficiency against NVIDIA's (ROCm kernels)
+  vendor_intel,               ///< vendor-intel: Intel Gaudi and Arc against NVIDIA
+  vendor_apple,               ///< vendor-apple: Apple GPUs (Metal) against NVIDIA
+  vision_mfu,                 ///< vision-mfu: detection and classification inference (TensorRT runs)
+  vision_pass_overhead,       ///< vision-pass-overhead: seconds per forward pass beside the FLOPs
+  diffusion_mfu,              ///< diffusion-mfu: the denoiser's passes (diffusers runs)
+  diffusion_step_overhead,    ///< diffusion-step-overhead: seconds per denoising step beside the FLOPs
+  diffusion_consumer,         ///< diffusion-consumer: GeForce, workstation and edge GPUs against diffusion-mfu
+  vision_pass_overhead_edge,  ///< vision-pass-overhead-edge: the per-pass cost on edge modules (Jetson)
   // Per engine, in catalog::Engine order (engine_factor()).
   decode_bandwidth_first,                                         ///< decode-bandwidth-<engine>
   decode_overhead_first = decode_bandwidth_first + kEngineCount,  ///< decode-layer-overhead-<engine>, s per layer

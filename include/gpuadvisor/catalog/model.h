@@ -35,11 +35,23 @@ struct Mla {
   bool operator==(const Mla&) const = default;
 };
 
+/// A latent diffusion model's compute per image: the denoiser's passes, then the decoder once.
+struct Diffusion {
+  std::optional<double> gflops_per_step;  ///< one denoiser (UNet) forward pass at batch 1, FLOPs = 2 x MACs
+  int guidance_passes = 2;                ///< denoiser passes per step (2 with classifier-free guidance)
+  std::optional<double> gflops_decoder;   ///< the VAE decoder, once per image
+  int default_steps = 30;                 ///< denoising steps when --steps is not given
+  bool decoder_fp32 = false;              ///< the pipeline runs the decoder in fp32 (SDXL's VAE overflows fp16)
+
+  bool operator==(const Diffusion&) const = default;
+};
+
 struct VisionInfo {
   std::optional<double> image_size;
   std::optional<double> gflops_per_image;  ///< forward pass, FLOPs = 2 x MACs
   std::optional<double> activation_bytes_per_image;
   std::string activation_note;
+  std::optional<Diffusion> diffusion;  ///< set for latent diffusion models (SD 1.5, SDXL)
 
   bool operator==(const VisionInfo&) const = default;
 };

@@ -15,10 +15,19 @@
 
 namespace gpuadvisor::estimate {
 
-enum class MeasureKind { decode, decode_total, prefill, train_per_gpu, train_mfu, train_tflops };
-inline constexpr util::Names<MeasureKind, 6> kMeasureKindNames{{"decode_tokens_per_s", "decode_total_tokens_per_s",
-                                                                "prefill_tokens_per_s", "train_tokens_per_s_per_gpu",
-                                                                "train_mfu", "train_tflops_per_gpu"}};
+enum class MeasureKind {
+  decode,
+  decode_total,
+  prefill,
+  train_per_gpu,
+  train_mfu,
+  train_tflops,
+  images,
+  diffusion_steps
+};
+inline constexpr util::Names<MeasureKind, 8> kMeasureKindNames{
+    {"decode_tokens_per_s", "decode_total_tokens_per_s", "prefill_tokens_per_s", "train_tokens_per_s_per_gpu",
+     "train_mfu", "train_tflops_per_gpu", "images_per_s", "diffusion_steps_per_s"}};
 
 struct Measurement {
   std::string id;
@@ -28,6 +37,7 @@ struct Measurement {
   std::string gpu;
   WorkloadInput in;
   long long prompt_tokens = 0, generated_tokens = 0;  ///< inference; 0 = not given
+  double image_size = 0;                              ///< vision: the input's side in pixels; 0 = not given
 };
 
 /// A measurement made ready: its workload laid out on its GPU. `skip` says why one cannot be.

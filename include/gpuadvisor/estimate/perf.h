@@ -67,6 +67,8 @@ struct PerfEstimate {
 
   // Vision presets.
   std::optional<Range> images_per_s;
+  std::optional<Range> image_batch_s;  ///< inference: seconds for one batch on one GPU (per image at batch 1)
+  std::optional<Range> steps_per_s;    ///< diffusion inference: denoising steps per second (a progress bar's it/s)
 
   std::vector<std::string_view> factors;  ///< ids of the efficiency factors used (catalog::factor_name)
   std::vector<std::string> assumptions;

@@ -63,6 +63,7 @@ struct WorkloadInput {
   std::string engine;                  ///< an inference engine (data/engines.json)
   std::string split;                   ///< layer or tensor: how the engine splits a model over GPUs
   std::string headroom;                ///< share of GPU memory to keep free (10%, 0.1)
+  std::string steps;                   ///< denoising steps per image (diffusion models)
   std::string epochs, dataset_tokens;  ///< training tokens as passes over a dataset, instead of tokens
   std::string profile;                 ///< --profile FILE
   /// Where each field came from, for messages: "--batch" or "profile.json:4: field 'batch'".
@@ -102,9 +103,13 @@ struct Workload {
   catalog::Engine engine = catalog::Engine::vllm;  ///< the inference engine (inference only)
   catalog::Split split = catalog::Split::tensor;   ///< how the engine splits one replica over tp GPUs
   std::optional<double> headroom;                  ///< --headroom: share of GPU memory kept free
-  std::vector<std::string> assumptions;            ///< every default taken, in words
+  int steps = 0;                         ///< denoising steps per image of a diffusion model; 0 for every other model
+  std::vector<std::string> assumptions;  ///< every default taken, in words
 
   const WeightFormat& format() const;
+  /// A language model, whose inference runs on an LLM engine (vision models run as TensorRT or
+  /// diffusers runs, outside catalog::Engine).
+  bool llm() const { return !model.vision || model.is_transformer(); }
   int dp() const { return gpus / (tp * pp); }
 };
 
