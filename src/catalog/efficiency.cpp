@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 
 #include "gpuadvisor/catalog/embedded.h"
@@ -80,6 +81,20 @@ void Efficiency::index() {
 }
 
 const Factor& Efficiency::missing(FactorId id) { fail_missing(factor_name(id)); }
+
+Efficiency Efficiency::with_scope(CalibrationScope scope) const {
+  Efficiency e = *this;
+  e.scope_ = std::make_shared<const CalibrationScope>(std::move(scope));
+  return e;
+}
+
+const Efficiency& Efficiency::for_run(std::string_view gpu_id, std::string_view engine) const {
+  if (!scope_ || !scope_->eff) return *this;
+  auto has = [](const std::vector<std::string>& v, std::string_view x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  return has(scope_->gpus, gpu_id) && has(scope_->engines, engine) ? *scope_->eff : *this;
+}
 
 Efficiency Efficiency::with(Factor f) const {
   auto factors = factors_;

@@ -24,11 +24,14 @@ struct Command {
   void (*setup)(CLI::App&, Context&);
 };
 constexpr Command kCommands[] = {
-    {"recommend", setup_recommend}, {"memory", setup_memory},         {"estimate", setup_estimate},
-    {"cost", setup_cost},           {"compare", setup_compare},       {"fit", setup_fit},
-    {"catalog", setup_catalog},     {"models", setup_models},         {"check", setup_check},
-    {"rules", setup_rules},         {"compat", setup_compat},         {"diagnose", setup_diagnose},
-    {"inspect", setup_inspect},     {"completion", setup_completion}, {"man", setup_man},
+    {"recommend", setup_recommend},   {"memory", setup_memory},
+    {"estimate", setup_estimate},     {"cost", setup_cost},
+    {"compare", setup_compare},       {"fit", setup_fit},
+    {"catalog", setup_catalog},       {"models", setup_models},
+    {"check", setup_check},           {"rules", setup_rules},
+    {"compat", setup_compat},         {"diagnose", setup_diagnose},
+    {"inspect", setup_inspect},       {"calibrate", setup_calibrate},
+    {"completion", setup_completion}, {"man", setup_man},
 };
 
 void print_help(std::ostream& os, const std::string& text) {

@@ -221,6 +221,9 @@ void write_man(std::ostream& os, const CommandInfo& root) {
         ".TP\n.BR LC_ALL \", \" LC_CTYPE \", \" LANG\nThe first of these that is set decides whether output uses "
         "Unicode characters (a UTF\\-8 locale) or ASCII.\n"
         ".TP\n.B GPUADVISOR_ASCII\nWhen set to anything but 0, ASCII output even in a UTF\\-8 locale.\n"
+        ".TP\n.B GPUADVISOR_CALIBRATION\nA calibration file written by calibrate, applied as "
+     << bold("--calibration")
+     << " is (the option wins).\n"
         ".TP\n.B GPUADVISOR_TODAY\nThe date taken as today (YYYY\\-MM\\-DD), for the age of catalog records and "
         "reproducible output.\n"
         ".TP\n.B PATH\n"

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 
+#include "gpuadvisor/estimate/measurement.h"
+#include "gpuadvisor/util/json.h"
 #include "gpuadvisor/util/text.h"
 #include "gpuadvisor/util/units.h"
 
@@ -258,6 +261,11 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--headroom", in.headroom,
                  "Share of GPU memory to keep free (default 10%, as vLLM's 0.9 utilisation; 0.05 or 5%)")
       ->group(g);
+  app.add_option("--calibration", ctx.calibration_file,
+                 "A calibration file from 'gpuadvisor calibrate': your fitted factors, for the GPUs and engines "
+                 "you measured (also GPUADVISOR_CALIBRATION)")
+      ->group(g)
+      ->type_name("FILE");
   app.add_option("--steps", in.steps, "Denoising steps per image for diffusion models (sd-1.5, sdxl; default 30)")
       ->group(g);
   app.add_option("--tokens", in.tokens, "Training tokens (300B, 2T)")->group(g);
@@ -279,6 +287,53 @@ report::Format Context::output_format() const {
     if (auto* buf = dynamic_cast<report::SafeStreambuf*>(out.rdbuf()))
       buf->wrap_lines(static_cast<std::size_t>(style.width));
   return *f;
+}
+
+const catalog::Efficiency& Context::efficiency() const {
+  if (efficiency_) return *efficiency_;
+  const auto& published = catalog::Efficiency::embedded();
+  std::string path = calibration_file;
+  std::string label = "--calibration";
+  if (path.empty())
+    if (const char* env = std::getenv("GPUADVISOR_CALIBRATION"); env && *env) {
+      path = env;
+      label = "GPUADVISOR_CALIBRATION";
+    }
+  if (path.empty()) return published;
+  auto doc = util::JsonDoc::load(path);
+  if (!doc) throw Error(fmt::format("{}: {}", label, doc.error()));
+  util::Fields top(*doc, doc->root(), "", "");
+  if (top.opt_str("command") != "calibrate")
+    top.fail("command", "not a calibration file (write one with 'gpuadvisor calibrate')");
+  catalog::Efficiency eff = published;
+  const auto& factors = top.raw("factors");
+  if (!factors.is_array() || factors.empty()) top.fail("factors", "expected a non-empty array of fitted factors");
+  for (std::size_t i = 0; i < factors.size(); ++i) {
+    util::Fields f(*doc, factors[i], "/factors/" + std::to_string(i), "");
+    const std::string id = f.str("id");
+    if (!published.all().count(id)) f.fail("id", fmt::format("no factor {} in this version", util::quote(id)));
+    const double v = f.num("fitted");
+    if (!(v > 0) || !std::isfinite(v)) f.fail("fitted", "must be a positive number");
+    eff = estimate::with_typical(eff, id, v);
+  }
+  catalog::CalibrationScope scope;
+  util::Fields sc(*doc, top.raw("scope"), "/scope", "");
+  for (const char* key : {"gpus", "engines"}) {
+    const auto& a = sc.raw(key);
+    if (!a.is_array()) sc.fail(key, "expected an array of strings");
+    for (const auto& x : a) {
+      if (!x.is_string()) sc.fail(key, "expected an array of strings");
+      (std::string_view(key) == "gpus" ? scope.gpus : scope.engines).push_back(x.get<std::string>());
+    }
+  }
+  const auto& ms = top.raw("measurements");
+  const std::size_t n = ms.is_array() ? ms.size() : 0;
+  scope.label = fmt::format("calibrated from {} of your measurements ({}, {}) for {} on {}", n, path,
+                            top.opt_str("created").value_or("undated"), util::join(scope.engines, ", "),
+                            util::join(scope.gpus, ", "));
+  scope.eff = std::make_shared<const catalog::Efficiency>(std::move(eff));
+  efficiency_ = published.with_scope(std::move(scope));
+  return *efficiency_;
 }
 
 std::string Context::today() const {

@@ -39,7 +39,10 @@ struct Context {
   const catalog::Catalog& catalog();
   /// The model presets (embedded + --models files), loaded once.
   const catalog::ModelSet& models();
-  const catalog::Efficiency& efficiency() const { return catalog::Efficiency::embedded(); }
+  /// The published factors, with a user's calibration (--calibration, GPUADVISOR_CALIBRATION)
+  /// scoped to the GPUs and engines it measured; loaded once.
+  const catalog::Efficiency& efficiency() const;
+  std::string calibration_file;  ///< --calibration
   /// Cloud prices, servers and energy defaults (embedded + --prices files), loaded once.
   const catalog::Prices& prices();
   /// Resolves a GPU name or throws Error (exit 2) with the suggestion. Names resolved once are
@@ -62,6 +65,7 @@ struct Context {
   std::optional<catalog::Catalog> catalog_;
   std::optional<catalog::ModelSet> models_;
   std::optional<catalog::Prices> prices_;
+  mutable std::optional<catalog::Efficiency> efficiency_;
   std::vector<catalog::Quote> quotes_;
   std::map<std::string, const catalog::Gpu*, std::less<>> resolved_gpus_;
 };
@@ -129,5 +133,6 @@ void setup_rules(CLI::App& app, Context& ctx);
 void setup_compat(CLI::App& app, Context& ctx);
 void setup_diagnose(CLI::App& app, Context& ctx);
 void setup_inspect(CLI::App& app, Context& ctx);
+void setup_calibrate(CLI::App& app, Context& ctx);
 
 }  // namespace gpuadvisor::cli

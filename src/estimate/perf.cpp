@@ -255,8 +255,13 @@ PerfEstimate vision_perf(const Workload& w, const catalog::Gpu& gpu, const catal
 
 }  // namespace
 
-PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& eff, bool explain) {
+PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const catalog::Efficiency& published,
+                           bool explain) {
   PerfEstimate out;
+  // A user's calibration answers for the GPUs and engines it was measured on.
+  const bool engine_run = !is_training(w.task) && w.llm();
+  const auto& eff = published.for_run(gpu.id, engine_run ? catalog::name(w.engine) : std::string_view());
+  if (explain && &eff != &published) out.assumptions.push_back(published.scope()->label);
   const auto& m = w.model;
   auto peak = compute_peak(w, gpu);
   // A GPU that publishes no peak at all (Apple publishes no FLOPS) still has a published memory

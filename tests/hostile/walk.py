@@ -69,6 +69,10 @@ def make_inputs(tmp):
     smi[1] = smi[1].replace("NVIDIA A100-SXM4-80GB", "=HYPERLINK(\"http://x\") <script>", 1)
     with open(os.path.join(tmp, "smi.csv"), "w") as f:
         f.write("\n".join(smi[:2]) + "\n")
+    with open(os.path.join(tmp, "bench.md"), "w") as f:
+        f.write("  Device 0: =HYPERLINK(\"http://x\") <script>\x1b[2J, compute capability 8.9\n"
+                "| model | size | params | backend | ngl | test | t/s |\n| --- | --- | --- | --- | --- | --- | --- |\n"
+                "| llama 8B Q4_K - Medium \x1b]0;owned\x07 | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 110.0 ± 0.1 |\n")
     return names
 
 
@@ -102,10 +106,14 @@ def cases(tmp, names):
         "compat": [["compat", "--gpu", "hostile-clear", *cat], ["compat", "--gpu", "hostile-plus", "--cuda", "12.4", *cat]],
         "diagnose": [["diagnose", "--log", os.path.join(tmp, "xid.log")]],
         "inspect": [["inspect", "--from", os.path.join(tmp, "smi.csv")], ["inspect", "--from", os.path.join(tmp, "smi.csv"), *cat]],
+        "calibrate": [["calibrate", os.path.join(tmp, "bench.md"), "--model", "7B", "-o", os.path.join(tmp, "cal.json")],
+                      ["calibrate", os.path.join(tmp, "bench.md"), "--gpu", "hostile-script", "--model", "7B",
+                       "-o", os.path.join(tmp, "cal.json"), *cat]],
         "completion": [["completion", "bash"]],
         # Paths with escape bytes and a line break, named in error lines (which must stay one line).
         "paths": [["catalog", "list", "--catalog", evil], ["check", evil, spec], ["memory", "--model-config", evil],
-                  ["inspect", "--from", evil], ["diagnose", "--log", evil], ["memory", "--model", "7B", "--profile", evil]],
+                  ["inspect", "--from", evil], ["diagnose", "--log", evil], ["memory", "--model", "7B", "--profile", evil],
+                  ["calibrate", evil], ["estimate", "--model", "7B", "--gpu", "t4", "--calibration", evil]],
         "man": [["man"]],
     }
 

@@ -171,7 +171,7 @@ std::string join_errors(const std::vector<std::string>& errors) {
 const std::vector<std::string> kSchemas = {
     "recommend",    "memory",       "estimate",         "cost",        "compare",     "fit",
     "catalog-list", "catalog-show", "catalog-validate", "models-list", "models-show", "rules-list",
-    "rules-show",   "compat",       "diagnose",         "inspect",     "check"};
+    "rules-show",   "compat",       "diagnose",         "inspect",     "check",       "calibrate"};
 
 struct Case {
   std::string schema;
@@ -192,6 +192,10 @@ const std::vector<Case> kCases = {
     {"diagnose", {"diagnose", "--log", test::source_path("tests/fixtures/logs/dmesg-xid.log")}, 1},
     {"diagnose", {"diagnose", "--log", test::source_path("tests/fixtures/logs/syslog-no-xid.log")}, 0},
     {"diagnose", {"diagnose", "--list"}, 0},
+    {"calibrate",
+     {"calibrate", test::source_path("tests/fixtures/calibrate/llama-bench-rtx3090-llama3-b2824.md"), "--model",
+      "llama-3.1-8b", "-o", "/tmp/gpuadvisor-schema-calibration.json"},
+     0},
     {"inspect", {"inspect", "--from", test::source_path("docs/examples/nvidia-smi-a100.csv")}, 0},
     {"inspect", {"inspect", "--from", test::source_path("tests/fixtures/inspect/h100-ecc.csv")}, 1},
     {"inspect", {"inspect", "--from", test::source_path("tests/fixtures/inspect/a100-mig.csv")}, 0},

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,14 +75,26 @@ constexpr FactorId engine_factor(EngineFactor k, Engine engine) {
 /// The factor's id in data/efficiency.json ("prefill-mfu"); static storage.
 std::string_view factor_name(FactorId id);
 
+class Efficiency;
+
+/// A user's calibration (gpuadvisor calibrate): factors fitted to their own runs, used only for
+/// the GPUs and engines those runs were made on.
+struct CalibrationScope {
+  std::vector<std::string> gpus;          ///< catalog ids
+  std::vector<std::string> engines;       ///< engine names (data/engines.json)
+  std::shared_ptr<const Efficiency> eff;  ///< the published factors with the user's in their place
+  std::string label;                      ///< "calibrated from 14 of your measurements (file, date)"
+};
+
 class Efficiency {
  public:
   Efficiency() { index(); }
   explicit Efficiency(std::map<std::string, Factor, std::less<>> factors) : factors_(std::move(factors)) { index(); }
-  Efficiency(const Efficiency& o) : factors_(o.factors_) { index(); }
+  Efficiency(const Efficiency& o) : factors_(o.factors_), scope_(o.scope_) { index(); }
   Efficiency& operator=(const Efficiency& o) {
     if (this != &o) {
       factors_ = o.factors_;
+      scope_ = o.scope_;
       index();
     }
     return *this;
@@ -104,6 +117,12 @@ class Efficiency {
   /// A copy with one factor replaced or added (the fitting program varies them).
   Efficiency with(Factor f) const;
   const std::map<std::string, Factor, std::less<>>& all() const { return factors_; }
+  /// A copy that answers for(gpu, engine) with the calibration's factors inside its scope.
+  Efficiency with_scope(CalibrationScope scope) const;
+  /// The factors for a GPU and engine (empty engine: training): the calibration's inside its
+  /// scope, these otherwise.
+  const Efficiency& for_run(std::string_view gpu_id, std::string_view engine) const;
+  const CalibrationScope* scope() const { return scope_.get(); }
   bool operator==(const Efficiency& o) const { return factors_ == o.factors_; }
 
  private:
@@ -111,7 +130,8 @@ class Efficiency {
   [[noreturn]] static const Factor& missing(FactorId id);
 
   std::map<std::string, Factor, std::less<>> factors_;  // transparent: look-ups by literal allocate nothing
-  std::array<const Factor*, kFactorIdCount> known_{};   // into factors_, null where the data lacks one
+  std::shared_ptr<const CalibrationScope> scope_;
+  std::array<const Factor*, kFactorIdCount> known_{};  // into factors_, null where the data lacks one
 };
 
 }  // namespace gpuadvisor::catalog

@@ -1,0 +1,306 @@
+#include "bench_files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "gpuadvisor/rules/inspect.h"
+#include "gpuadvisor/util/error.h"
+#include "gpuadvisor/util/json.h"
+#include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
+
+namespace gpuadvisor::cli {
+namespace {
+
+using estimate::MeasureKind;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out = util::split(text, '\n');
+  for (auto& l : out)
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+  return out;
+}
+
+// The leading number of a cell: "4123.45 ± 12.34" is 4123.45.
+std::optional<double> leading_number(std::string_view cell) {
+  const std::string t = util::trim(cell);
+  std::size_t n = 0;
+  while (n < t.size() && (std::isdigit(static_cast<unsigned char>(t[n])) || t[n] == '.' || t[n] == 'e' || t[n] == 'E' ||
+                          (n > 0 && (t[n] == '+' || t[n] == '-') && (t[n - 1] == 'e' || t[n - 1] == 'E'))))
+    ++n;
+  auto v = util::parse_number(t.substr(0, n));
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return *v;
+}
+
+// The weight format of llama.cpp's file type as llama-bench prints it at the end of the model
+// column ("llama 7B Q4_K - Medium", "qwen2 7B F16"); empty for one the estimator has no format for.
+std::string gguf_format(std::string_view model_desc) {
+  const std::string d = util::lower(model_desc);
+  struct Map {
+    std::string_view suffix, format;
+  };
+  static constexpr Map kMap[] = {
+      {"q4_k - medium", "q4_k_m"},
+      {"q4_k_m", "q4_k_m"},
+      {"q5_k - medium", "q5_k_m"},
+      {"q5_k_m", "q5_k_m"},
+      {"q6_k", "q6_k"},
+      {"q8_0", "q8_0"},
+      {"q4_0", "q4_0"},
+      {"f16", "fp16"},
+      {"bf16", "bf16"},
+      {"f32", "fp32"},
+  };
+  for (const auto& m : kMap)
+    if (util::ends_with(d, m.suffix)) return std::string(m.format);
+  return {};
+}
+
+// "pp512", "tg128", "pp512 @ d4096", "tg128 @ d4096": the kind, tokens and the context depth.
+bool read_test(std::string_view test, BenchRun& r) {
+  // Spaces vary by version ("pp 512" in 2024 builds).
+  std::string t;
+  for (char c : util::lower(test))
+    if (c != ' ') t += c;
+  long long depth = 0;
+  if (auto at = t.find("@d"); at != std::string::npos) {
+    auto d = util::parse_number(t.substr(at + 2));
+    if (!d) return false;
+    depth = static_cast<long long>(*d);
+    t = t.substr(0, at);
+  }
+  if (t.size() < 3 || t.find('+') != std::string::npos) return false;
+  auto n = util::parse_number(t.substr(2));
+  if (!n || *n <= 0) return false;
+  if (util::starts_with(t, "pp")) {
+    r.kind = MeasureKind::prefill;
+    r.prompt_tokens = depth + static_cast<long long>(*n);
+  } else if (util::starts_with(t, "tg")) {
+    r.kind = MeasureKind::decode;
+    r.prompt_tokens = depth;
+    r.generated_tokens = static_cast<long long>(*n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void check_offload(long long ngl, BenchRun& r) {
+  if (ngl == 0)
+    r.skip = "runs on the CPU (-ngl 0)";
+  else if (ngl > 0 && ngl < 99)
+    r.skip = fmt::format("partial offload (-ngl {}): layers in host RAM", ngl);
+}
+
+// llama-bench's default output: a markdown table, after the backend's device lines.
+BenchFile read_llama_bench_markdown(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "llama-bench markdown", {}, {}};
+  std::string device;
+  int devices = 0;
+  std::vector<std::string> header;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    // "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes"
+    if (auto at = l.find("Device 0: "); at != std::string::npos && device.empty())
+      device = util::trim(
+          l.substr(at + 10, l.find(',', at) == std::string::npos ? std::string::npos : l.find(',', at) - at - 10));
+    if (auto at = l.find("found "); at != std::string::npos && l.find(" devices") != std::string::npos)
+      if (auto n = util::parse_number(l.substr(at + 6, l.find(' ', at + 6) - at - 6))) devices = static_cast<int>(*n);
+    if (auto at = l.find("GPU name:"); at != std::string::npos && device.empty()) device = util::trim(l.substr(at + 9));
+    const std::string t = util::trim(l);
+    if (t.size() < 2 || t.front() != '|') continue;
+    std::vector<std::string> cells;
+    for (auto& c : util::split(t.substr(1, t.back() == '|' ? t.size() - 2 : std::string::npos), '|'))
+      cells.push_back(util::trim(c));
+    if (header.empty() || std::find(cells.begin(), cells.end(), "t/s") != cells.end()) {
+      header = cells;
+      continue;
+    }
+    if (!cells.empty() && cells[0].find("---") != std::string::npos) continue;
+    auto col = [&](std::string_view name) -> const std::string* {
+      for (std::size_t k = 0; k < header.size() && k < cells.size(); ++k)
+        if (header[k] == name) return &cells[k];
+      return nullptr;
+    };
+    const auto* model = col("model");
+    const auto* test = col("test");
+    const auto* ts = col("t/s");
+    if (!model || !test || !ts) continue;
+    BenchRun r;
+    r.line = static_cast<int>(i + 1);
+    r.engine = "llama.cpp";
+    r.precision = gguf_format(*model);
+    r.gpu_name = device;
+    r.gpus = devices;
+    if (const auto* p = col("params")) {
+      std::string size = util::trim(*p);
+      size.erase(std::remove(size.begin(), size.end(), ' '), size.end());
+      r.model = size;  // "6.74B"
+    }
+    auto v = leading_number(*ts);
+    if (!v || *v <= 0 || !read_test(*test, r)) continue;
+    r.value = *v;
+    if (const auto* b = col("backend"); b && util::lower(*b).find("cpu") == 0) r.skip = "runs on the CPU backend";
+    if (const auto* n = col("ngl")) check_offload(static_cast<long long>(leading_number(*n).value_or(99)), r);
+    if (r.precision.empty()) r.skip = fmt::format("file type of {} has no weight format here", util::quote(*model));
+    f.runs.push_back(r);
+  }
+  return f;
+}
+
+std::string text_member(const util::Json& o, const char* key) {
+  if (!o.contains(key)) return {};
+  const auto& v = o[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return fmt::format("{:g}", v.get<double>());
+  return {};
+}
+double number_member(const util::Json& o, const char* key, double fallback = 0) {
+  if (!o.contains(key) || !o[key].is_number()) return fallback;
+  return o[key].get<double>();
+}
+
+// llama-bench -o json (an array) or -o jsonl (an object per line).
+void read_llama_bench_object(const util::Json& o, int line, BenchFile& f) {
+  BenchRun r;
+  r.line = line;
+  r.engine = "llama.cpp";
+  const std::string desc = text_member(o, "model_type");
+  r.precision = gguf_format(desc);
+  const double params = number_member(o, "model_n_params");
+  if (params > 0) r.model = fmt::format("{:.3g}B", params / 1e9);
+  std::string gpu = text_member(o, "gpu_info");
+  if (auto comma = gpu.find(','); comma != std::string::npos) gpu = gpu.substr(0, comma);  // several devices
+  r.gpu_name = util::trim(gpu);
+  const long long n_prompt = static_cast<long long>(number_member(o, "n_prompt"));
+  const long long n_gen = static_cast<long long>(number_member(o, "n_gen"));
+  const long long depth = static_cast<long long>(number_member(o, "n_depth"));
+  r.value = number_member(o, "avg_ts");
+  if (n_prompt > 0 && n_gen == 0) {
+    r.kind = MeasureKind::prefill;
+    r.prompt_tokens = depth + n_prompt;
+  } else if (n_gen > 0 && n_prompt == 0) {
+    r.kind = MeasureKind::decode;
+    r.prompt_tokens = depth;
+    r.generated_tokens = n_gen;
+  } else {
+    r.skip = "prompt and generation timed together";
+  }
+  const std::string backends = util::lower(text_member(o, "backends"));
+  if (backends == "cpu") r.skip = "runs on the CPU backend";
+  check_offload(static_cast<long long>(number_member(o, "n_gpu_layers", 99)), r);
+  if (r.precision.empty() && r.skip.empty())
+    r.skip = fmt::format("file type of {} has no weight format here", util::quote(desc));
+  if (!(r.value > 0)) return;
+  f.runs.push_back(r);
+}
+
+// vLLM `bench serve` / benchmark_serving.py --save-result: one object per run.
+void read_vllm_serve(const util::Json& o, int line, BenchFile& f) {
+  BenchRun r;
+  r.line = line;
+  r.engine = "vllm";
+  r.model = text_member(o, "model_id");
+  if (r.model.empty()) r.model = text_member(o, "tokenizer_id");
+  const double completed = number_member(o, "completed");
+  const double tpot = number_member(o, "mean_tpot_ms");
+  const double concurrency = number_member(o, "max_concurrency");
+  r.kind = MeasureKind::decode;
+  r.value = tpot > 0 ? 1000 / tpot : 0;
+  r.batch = concurrency > 0 ? static_cast<long long>(concurrency) : 1;
+  if (completed > 0) {
+    r.prompt_tokens = static_cast<long long>(number_member(o, "total_input_tokens") / completed);
+    r.generated_tokens = static_cast<long long>(number_member(o, "total_output_tokens") / completed);
+  }
+  // All requests sent at once (--request-rate inf, no --max-concurrency): they decode together.
+  const bool all_at_once = text_member(o, "request_rate") == "inf" && !(concurrency > 0);
+  const double prompts = number_member(o, "num_prompts", completed);
+  if (all_at_once && prompts > 0) r.batch = static_cast<long long>(prompts);
+  if (!(concurrency > 0) && !all_at_once)
+    r.skip = "requests at a rate and no --max-concurrency: the number of sequences decoding together is not known";
+  if (!(r.value > 0)) r.skip = "no mean_tpot_ms";
+  f.runs.push_back(r);
+}
+
+bool looks_like_smi_csv(const std::string& first) {
+  const std::string l = util::lower(first);
+  return l.find("name") != std::string::npos && l.find(',') != std::string::npos &&
+         (l.find("memory.total") != std::string::npos || l.find("pci.bus_id") != std::string::npos ||
+          l.find("driver_version") != std::string::npos);
+}
+
+[[noreturn]] void unknown_format(const std::string& path) {
+  throw Error(fmt::format("{}: not a format calibrate reads (it reads {})", path, kBenchFormats));
+}
+
+}  // namespace
+
+BenchFile read_bench_file(const std::string& path, const std::string& text) {
+  const auto lines = lines_of(text);
+  std::size_t first = 0;
+  while (first < lines.size() && util::trim(lines[first]).empty()) ++first;
+  if (first == lines.size()) throw Error(fmt::format("{}: empty file (it reads {})", path, kBenchFormats));
+  const std::string head = util::trim(lines[first]);
+  // A JSON document, or JSON Lines.
+  if (head.front() == '{' || head.front() == '[') {
+    std::vector<std::pair<util::Json, int>> objects;
+    if (auto doc = util::JsonDoc::parse(text, path)) {
+      const auto& root = doc->root();
+      if (root.is_array()) {
+        for (std::size_t i = 0; i < root.size(); ++i)
+          if (root[i].is_object()) objects.emplace_back(root[i], doc->line_of("/" + std::to_string(i)));
+      } else if (root.is_object()) {
+        objects.emplace_back(root, 1);
+      }
+    } else {
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (util::trim(lines[i]).empty()) continue;
+        auto one = util::JsonDoc::parse(lines[i], path);
+        if (!one || !one->root().is_object()) unknown_format(path);
+        objects.emplace_back(one->root(), static_cast<int>(i + 1));
+      }
+    }
+    if (objects.empty()) unknown_format(path);
+    BenchFile f{path, "", {}, {}};
+    for (const auto& [o, line] : objects) {
+      if (o.contains("avg_ts") && o.contains("model_type")) {
+        f.format = "llama-bench JSON";
+        read_llama_bench_object(o, line, f);
+      } else if (o.contains("mean_tpot_ms") || (o.contains("output_throughput") && o.contains("model_id"))) {
+        f.format = "vLLM bench serve JSON";
+        read_vllm_serve(o, line, f);
+      } else if (o.contains("tokens_per_second") && o.contains("elapsed_time")) {
+        f.format = "vLLM benchmark_throughput JSON";
+        BenchRun r;
+        r.line = line;
+        r.engine = "vllm";
+        r.kind = MeasureKind::decode_total;
+        r.value = number_member(o, "tokens_per_second");
+        r.skip = "offline throughput at the engine's own batch size (the result states no concurrency)";
+        f.runs.push_back(r);
+      } else {
+        unknown_format(path);
+      }
+    }
+    return f;
+  }
+  if (looks_like_smi_csv(head)) {
+    auto cap = rules::parse_smi_csv(text, path);
+    if (!cap) throw Error(cap.error());
+    BenchFile f{path, "nvidia-smi CSV", {}, {}};
+    for (const auto& row : cap->rows)
+      if (const auto* name = cap->cell(row, "name")) f.gpu_names.push_back(util::trim(*name));
+    return f;
+  }
+  for (const auto& l : lines)
+    if (util::starts_with(util::trim(l), "|") && l.find("t/s") != std::string::npos &&
+        l.find("model") != std::string::npos)
+      return read_llama_bench_markdown(path, lines);
+  unknown_format(path);
+}
+
+}  // namespace gpuadvisor::cli

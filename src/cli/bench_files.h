@@ -1,0 +1,43 @@
+#pragma once
+// Readers of the benchmark outputs `gpuadvisor calibrate` takes, told apart by their content:
+// llama-bench's markdown table and its -o json / jsonl, vLLM's `bench serve` (benchmark_serving.py)
+// and benchmark_throughput.py JSON results, and nvidia-smi --query-gpu CSV for the GPU's identity.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/estimate/measurement.h"
+
+namespace gpuadvisor::cli {
+
+/// One measured rate as the file gives it, before it is matched to a catalog GPU and a model.
+struct BenchRun {
+  int line = 0;
+  estimate::MeasureKind kind = estimate::MeasureKind::decode;
+  double value = 0;
+  std::string model;      ///< as the file names it: an HF id, a preset, or a size ("6.74B")
+  std::string precision;  ///< a weight format id, or empty (the user's --precision or the default)
+  std::string gpu_name;   ///< the device the file names, or empty
+  int gpus = 0;           ///< devices the file names; 0 = not said
+  std::string engine;     ///< llama.cpp, vllm
+  long long batch = 1, prompt_tokens = 0, generated_tokens = 0;
+  std::string skip;  ///< why the run cannot be used, or empty
+};
+
+struct BenchFile {
+  std::string path;
+  std::string format;  ///< "llama-bench markdown", ... ; one of kBenchFormats
+  std::vector<BenchRun> runs;
+  std::vector<std::string> gpu_names;  ///< an nvidia-smi capture's cards
+};
+
+/// The formats read, for messages and --help.
+inline constexpr std::string_view kBenchFormats =
+    "llama-bench markdown or -o json/jsonl, vLLM bench serve (benchmark_serving.py) JSON, vLLM "
+    "benchmark_throughput.py JSON, nvidia-smi --query-gpu CSV";
+
+/// Reads `text` (the content of `path`) by what it looks like. Throws Error (exit 2) naming the
+/// file and the formats it knows when it is none of them.
+BenchFile read_bench_file(const std::string& path, const std::string& text);
+
+}  // namespace gpuadvisor::cli
