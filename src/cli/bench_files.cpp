@@ -24,6 +24,12 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// A count read from a file: NaN, negative and absurd values are 0 or capped (no overflow on cast).
+long long count(double v) {
+  if (!(v > 0)) return 0;
+  return static_cast<long long>(std::min(v, 1e12));
+}
+
 // The leading number of a cell: "4123.45 ± 12.34" is 4123.45.
 std::optional<double> leading_number(std::string_view cell) {
   const std::string t = util::trim(cell);
@@ -70,7 +76,7 @@ bool read_test(std::string_view test, BenchRun& r) {
   if (auto at = t.find("@d"); at != std::string::npos) {
     auto d = util::parse_number(t.substr(at + 2));
     if (!d) return false;
-    depth = static_cast<long long>(*d);
+    depth = count(*d);
     t = t.substr(0, at);
   }
   if (t.size() < 3 || t.find('+') != std::string::npos) return false;
@@ -78,11 +84,11 @@ bool read_test(std::string_view test, BenchRun& r) {
   if (!n || *n <= 0) return false;
   if (util::starts_with(t, "pp")) {
     r.kind = MeasureKind::prefill;
-    r.prompt_tokens = depth + static_cast<long long>(*n);
+    r.prompt_tokens = depth + count(*n);
   } else if (util::starts_with(t, "tg")) {
     r.kind = MeasureKind::decode;
     r.prompt_tokens = depth;
-    r.generated_tokens = static_cast<long long>(*n);
+    r.generated_tokens = count(*n);
   } else {
     return false;
   }
@@ -109,7 +115,8 @@ BenchFile read_llama_bench_markdown(const std::string& path, const std::vector<s
       device = util::trim(
           l.substr(at + 10, l.find(',', at) == std::string::npos ? std::string::npos : l.find(',', at) - at - 10));
     if (auto at = l.find("found "); at != std::string::npos && l.find(" devices") != std::string::npos)
-      if (auto n = util::parse_number(l.substr(at + 6, l.find(' ', at + 6) - at - 6))) devices = static_cast<int>(*n);
+      if (auto n = util::parse_number(l.substr(at + 6, l.find(' ', at + 6) - at - 6)))
+        devices = static_cast<int>(std::min<long long>(count(*n), 4096));
     if (auto at = l.find("GPU name:"); at != std::string::npos && device.empty()) device = util::trim(l.substr(at + 9));
     const std::string t = util::trim(l);
     if (t.size() < 2 || t.front() != '|') continue;
@@ -145,7 +152,7 @@ BenchFile read_llama_bench_markdown(const std::string& path, const std::vector<s
     if (!v || *v <= 0 || !read_test(*test, r)) continue;
     r.value = *v;
     if (const auto* b = col("backend"); b && util::lower(*b).find("cpu") == 0) r.skip = "runs on the CPU backend";
-    if (const auto* n = col("ngl")) check_offload(static_cast<long long>(leading_number(*n).value_or(99)), r);
+    if (const auto* n = col("ngl")) check_offload(count(leading_number(*n).value_or(99)), r);
     if (r.precision.empty()) r.skip = fmt::format("file type of {} has no weight format here", util::quote(*model));
     f.runs.push_back(r);
   }
@@ -176,9 +183,9 @@ void read_llama_bench_object(const util::Json& o, int line, BenchFile& f) {
   std::string gpu = text_member(o, "gpu_info");
   if (auto comma = gpu.find(','); comma != std::string::npos) gpu = gpu.substr(0, comma);  // several devices
   r.gpu_name = util::trim(gpu);
-  const long long n_prompt = static_cast<long long>(number_member(o, "n_prompt"));
-  const long long n_gen = static_cast<long long>(number_member(o, "n_gen"));
-  const long long depth = static_cast<long long>(number_member(o, "n_depth"));
+  const long long n_prompt = count(number_member(o, "n_prompt"));
+  const long long n_gen = count(number_member(o, "n_gen"));
+  const long long depth = count(number_member(o, "n_depth"));
   r.value = number_member(o, "avg_ts");
   if (n_prompt > 0 && n_gen == 0) {
     r.kind = MeasureKind::prefill;
@@ -192,7 +199,7 @@ void read_llama_bench_object(const util::Json& o, int line, BenchFile& f) {
   }
   const std::string backends = util::lower(text_member(o, "backends"));
   if (backends == "cpu") r.skip = "runs on the CPU backend";
-  check_offload(static_cast<long long>(number_member(o, "n_gpu_layers", 99)), r);
+  check_offload(number_member(o, "n_gpu_layers", 99) < 0 ? 99 : count(number_member(o, "n_gpu_layers", 99)), r);
   if (r.precision.empty() && r.skip.empty())
     r.skip = fmt::format("file type of {} has no weight format here", util::quote(desc));
   if (!(r.value > 0)) return;
@@ -211,15 +218,15 @@ void read_vllm_serve(const util::Json& o, int line, BenchFile& f) {
   const double concurrency = number_member(o, "max_concurrency");
   r.kind = MeasureKind::decode;
   r.value = tpot > 0 ? 1000 / tpot : 0;
-  r.batch = concurrency > 0 ? static_cast<long long>(concurrency) : 1;
+  r.batch = concurrency >= 1 ? count(concurrency) : 1;
   if (completed > 0) {
-    r.prompt_tokens = static_cast<long long>(number_member(o, "total_input_tokens") / completed);
-    r.generated_tokens = static_cast<long long>(number_member(o, "total_output_tokens") / completed);
+    r.prompt_tokens = count(number_member(o, "total_input_tokens") / completed);
+    r.generated_tokens = count(number_member(o, "total_output_tokens") / completed);
   }
   // All requests sent at once (--request-rate inf, no --max-concurrency): they decode together.
   const bool all_at_once = text_member(o, "request_rate") == "inf" && !(concurrency > 0);
   const double prompts = number_member(o, "num_prompts", completed);
-  if (all_at_once && prompts > 0) r.batch = static_cast<long long>(prompts);
+  if (all_at_once && prompts >= 1) r.batch = count(prompts);
   if (!(concurrency > 0) && !all_at_once)
     r.skip = "requests at a rate and no --max-concurrency: the number of sequences decoding together is not known";
   if (!(r.value > 0)) r.skip = "no mean_tpot_ms";

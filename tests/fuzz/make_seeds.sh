@@ -100,6 +100,8 @@ check --help
 --help
 CMDS
 
+# bench: the calibrate fixtures (real benchmark outputs).
+for f in tests/fixtures/calibrate/*; do [ "$(basename "$f")" = SOURCES.md ] || seed bench "$(basename "$f")" "$f"; done
 # smi_csv and xid_log: the inspect and log fixtures.
 for f in tests/fixtures/inspect/*; do seed smi_csv "$(basename "$f")" "$f"; done
 for f in tests/fixtures/logs/*; do seed xid_log "$(basename "$f")" "$f"; done
