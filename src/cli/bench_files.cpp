@@ -66,6 +66,15 @@ std::string gguf_format(std::string_view model_desc) {
   return {};
 }
 
+// A mixture-of-experts model by llama.cpp's description ("qwen35moe 35B.A3B Q4_K - Medium",
+// "deepseek2 16B", "qwen3moe 30B.A3B"): its parameter count does not give its shape.
+bool moe_desc(std::string_view desc) {
+  const std::string d = util::lower(desc);
+  const std::string arch = d.substr(0, d.find(' '));
+  return arch.find("moe") != std::string::npos || arch == "deepseek2" || arch == "mixtral" ||
+         d.find("b.a") != std::string::npos || d.find(" 8x") != std::string::npos;
+}
+
 // "pp512", "tg128", "pp512 @ d4096", "tg128 @ d4096": the kind, tokens and the context depth.
 bool read_test(std::string_view test, BenchRun& r) {
   // Spaces vary by version ("pp 512" in 2024 builds).
@@ -141,6 +150,7 @@ BenchFile read_llama_bench_markdown(const std::string& path, const std::vector<s
     r.line = static_cast<int>(i + 1);
     r.engine = "llama.cpp";
     r.precision = gguf_format(*model);
+    if (moe_desc(*model)) r.model_desc = *model;
     r.gpu_name = device;
     r.gpus = devices;
     if (const auto* p = col("params")) {
@@ -178,6 +188,7 @@ void read_llama_bench_object(const util::Json& o, int line, BenchFile& f) {
   r.engine = "llama.cpp";
   const std::string desc = text_member(o, "model_type");
   r.precision = gguf_format(desc);
+  if (moe_desc(desc)) r.model_desc = desc;
   const double params = number_member(o, "model_n_params");
   if (params > 0) r.model = fmt::format("{:.3g}B", params / 1e9);
   std::string gpu = text_member(o, "gpu_info");

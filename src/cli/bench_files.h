@@ -15,11 +15,12 @@ struct BenchRun {
   int line = 0;
   estimate::MeasureKind kind = estimate::MeasureKind::decode;
   double value = 0;
-  std::string model;      ///< as the file names it: an HF id, a preset, or a size ("6.74B")
-  std::string precision;  ///< a weight format id, or empty (the user's --precision or the default)
-  std::string gpu_name;   ///< the device the file names, or empty
-  int gpus = 0;           ///< devices the file names; 0 = not said
-  std::string engine;     ///< llama.cpp, vllm
+  std::string model;       ///< as the file names it: an HF id, a preset, or a size ("6.74B")
+  std::string model_desc;  ///< why a model the file names cannot be used by its size (mixture of experts)
+  std::string precision;   ///< a weight format id, or empty (the user's --precision or the default)
+  std::string gpu_name;    ///< the device the file names, or empty
+  int gpus = 0;            ///< devices the file names; 0 = not said
+  std::string engine;      ///< llama.cpp, vllm
   long long batch = 1, prompt_tokens = 0, generated_tokens = 0;
   std::string skip;  ///< why the run cannot be used, or empty
 };

@@ -109,6 +109,12 @@ std::vector<Used> match_runs(Context& ctx, const CalibrateOptions& o, const std:
       long long ctx_len = r.prompt_tokens + r.generated_tokens / 2;
       if (r.kind == estimate::MeasureKind::prefill) ctx_len = r.prompt_tokens;
       m.in.seq_len = std::to_string(std::max<long long>(ctx_len, 1));
+      if (o.model.empty() && !r.model_desc.empty()) {
+        skipped.emplace_back(where, fmt::format("{} is a mixture-of-experts model: its parameter count does not give "
+                                                "its shape (give --model)",
+                                                util::quote(r.model_desc)));
+        continue;
+      }
       if (m.in.model.empty()) {
         skipped.emplace_back(where, "no model named (give --model)");
         continue;
@@ -151,6 +157,9 @@ void print_text(Context& ctx, const util::Json& j, const std::string& output) {
       for (const auto& x : a) v.push_back(x.get<std::string>());
       return util::join(v, ", ");
     };
+    if (j["median_error_after"].get<double>() > j["median_error_before"].get<double>())
+      ctx.out << "The calibrated factors do not lower the median error on these measurements: read the matched "
+                 "and skipped runs before using the file.\n";
     ctx.out << fmt::format("Applies to {} on {}.\n", names(j["scope"]["engines"]), names(j["scope"]["gpus"]));
     ctx.out << fmt::format("Wrote {}; use it with --calibration {} (or GPUADVISOR_CALIBRATION).\n", output, output);
   } else {
@@ -194,13 +203,25 @@ void run_calibrate(Context& ctx, const CalibrateOptions& o) {
   const auto fmt_out = ctx.output_format();
   std::vector<BenchFile> files;
   std::vector<std::string> smi_gpus;
+  // Among several files, one of no known format (a README beside the outputs) is skipped and
+  // said; when none is known, that is the error.
+  Skips unknown;
   for (const auto& path : o.files) {
     auto text = util::read_file(path);
     if (!text) throw Error(text.error());
-    files.push_back(read_bench_file(path, *text));
+    try {
+      files.push_back(read_bench_file(path, *text));
+    } catch (const Error& e) {
+      if (o.files.size() == 1) throw;
+      unknown.emplace_back(path, e.what());
+      continue;
+    }
     for (const auto& g : files.back().gpu_names) smi_gpus.push_back(g);
   }
+  if (files.empty()) throw Error(unknown.front().second);
   Skips skipped;
+  for (const auto& [path, why] : unknown)
+    skipped.emplace_back(path, fmt::format("not a format calibrate reads (it reads {})", kBenchFormats));
   std::vector<Used> used = match_runs(ctx, o, files, smi_gpus, skipped);
   std::vector<estimate::Prepared> prepared;
   prepared.reserve(used.size());

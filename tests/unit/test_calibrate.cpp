@@ -109,3 +109,19 @@ TEST_CASE("calibrate: a file of no known format is exit 2 naming the formats", "
   auto c = run_cli({"estimate", "--model", "7B", "--gpu", "t4", "--calibration", bad});
   CHECK(c.code == 2);
 }
+
+TEST_CASE("calibrate: a README among the outputs is skipped and said; a mixture-of-experts row needs --model",
+          "[calibrate]") {
+  const std::string out = temp_path("moe-calibration.json");
+  auto r = run_cli({"calibrate", source_path("tests/fixtures/calibrate/SOURCES.md"),
+                    source_path("tests/fixtures/calibrate/llama-bench-rtx4090-qwen36-b8820.md"), "-o", out, "--format",
+                    "json"});
+  CHECK(r.code == 0);
+  const auto j = util::Json::parse(r.out);
+  std::string reasons;
+  for (const auto& x : j["skipped"])
+    reasons += x["source"].get<std::string>() + ": " + x["reason"].get<std::string>() + "\n";
+  CHECK(reasons.find("SOURCES.md: not a format calibrate reads") != std::string::npos);
+  CHECK(reasons.find("\"qwen35moe 35B.A3B Q4_K - Medium\" is a mixture-of-experts model: its parameter count does not "
+                     "give its shape (give --model)") != std::string::npos);
+}
