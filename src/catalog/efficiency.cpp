@@ -36,6 +36,7 @@ constexpr std::string_view kFactorNames[] = {
     "diffusion-step-overhead",
     "diffusion-consumer",
     "vision-pass-overhead-edge",
+    "decode-bandwidth-host",
     "decode-bandwidth-llama.cpp",
     "decode-bandwidth-vllm",
     "decode-bandwidth-sglang",

@@ -242,6 +242,11 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--gpu-layers,--ngl", in.gpu_layers,
                  "llama.cpp partial offload: layers on the GPU, the rest in host RAM (inference)")
       ->group(g);
+  app.add_option("--host-bandwidth", in.host_bandwidth,
+                 "Host RAM bandwidth in GB/s for the layers --gpu-layers leaves on the CPU (default 89.6: two "
+                 "channels of DDR5-5600)")
+      ->type_name("GB_S")
+      ->group(g);
   app.add_option("--batch", in.batch,
                  "Batch size (micro-batch per GPU for training; concurrent sequences for inference)")
       ->group(g);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 
+#include "gpuadvisor/estimate/memory.h"
 #include "gpuadvisor/util/error.h"
 #include "gpuadvisor/util/text.h"
 
@@ -61,6 +62,111 @@ double loss(const std::vector<const Prepared*>& records, const catalog::Efficien
   return sum;
 }
 
+// Bytes per unit of a memory figure, as the record states it (after deciding whether the source's
+// "GB" is GiB).
+constexpr std::pair<std::string_view, double> kMemoryUnits[] = {
+    {"GB", 1e9}, {"GiB", 1073741824.0}, {"MB", 1e6}, {"MiB", 1048576.0}};
+
+template <class E, std::size_t N>
+E parse_field(const util::Fields& f, const std::string& key, const util::Names<E, N>& names, E fallback) {
+  const auto text = f.opt_str(key);
+  if (!text) return fallback;
+  auto v = names.parse(*text);
+  if (!v)
+    f.fail(key, fmt::format("expected one of {}, got {}{}", names.join_or(), util::quote(*text), names.suggest(*text)));
+  return *v;
+}
+
+// A memory record: the whole workload of the run (recipe, optimizer, adapters, offload, engine),
+// and what its figure counts.
+void read_memory_fields(const util::Fields& f, Measurement& m) {
+  auto& in = m.in;
+  using Field = std::string WorkloadInput::*;
+  static constexpr std::pair<const char*, Field> kFields[] = {
+      {"batch", &WorkloadInput::batch},
+      {"seq_len", &WorkloadInput::seq_len},
+      {"tp", &WorkloadInput::tp},
+      {"pp", &WorkloadInput::pp},
+      {"zero", &WorkloadInput::zero},
+      {"checkpointing", &WorkloadInput::checkpointing},
+      {"recipe", &WorkloadInput::recipe},
+      {"optimizer", &WorkloadInput::optimizer},
+      {"master_weights", &WorkloadInput::master_weights},
+      {"optimizer_in_backward", &WorkloadInput::optimizer_in_backward},
+      {"chunked_loss", &WorkloadInput::chunked_loss},
+      {"activation_offload", &WorkloadInput::activation_offload},
+      {"lora_rank", &WorkloadInput::lora_rank},
+      {"lora_targets", &WorkloadInput::lora_targets},
+      {"offload", &WorkloadInput::offload},
+      {"gpu_layers", &WorkloadInput::gpu_layers},
+      {"host_bandwidth_gbs", &WorkloadInput::host_bandwidth},
+  };
+  for (const auto& [key, field] : kFields) in.*field = text_of(f, key);
+  if (const std::string engine = text_of(f, "engine"); inference_engine(engine)) in.engine = engine;
+  const bool training = m.kind == MeasureKind::train_memory;
+  if (training && in.task == "inference") f.fail("task", "a train_memory record needs task train, lora or qlora");
+  if (!training && in.task != "inference" && !in.task.empty())
+    f.fail("task", "an inference_memory record needs task inference");
+  if (!training) {
+    // The context a generation ends at: prompt and every generated token.
+    m.prompt_tokens = f.opt_integer("prompt_tokens", 0, 100'000'000).value_or(0);
+    m.generated_tokens = f.opt_integer("generated_tokens", 0, 100'000'000).value_or(0);
+    if (m.prompt_tokens + m.generated_tokens > 0) in.seq_len = std::to_string(m.prompt_tokens + m.generated_tokens);
+  }
+  auto& mm = m.memory;
+  const std::string unit = f.str("unit");
+  const auto* u =
+      std::find_if(std::begin(kMemoryUnits), std::end(kMemoryUnits), [&](const auto& x) { return x.first == unit; });
+  if (u == std::end(kMemoryUnits))
+    f.fail("unit", fmt::format("expected GB, GiB, MB or MiB, got {}", util::quote(unit)));
+  mm.unit_bytes = u->second;
+  mm.counts = parse_field(f, "counts", kMemoryCountsNames, MemoryCounts::allocated);
+  if (f.opt_bool("states_only").value_or(false)) mm.part = MemoryPart::states;
+  if (f.opt_bool("weights_only").value_or(false)) mm.part = MemoryPart::weights;
+  if (f.opt_bool("kv_only").value_or(false)) mm.part = MemoryPart::kv_cache;
+  const std::string per = f.opt_str("per").value_or("gpu");
+  if (per != "gpu" && per != "job") f.fail("per", fmt::format("expected gpu or job, got {}", util::quote(per)));
+  mm.per_job = per == "job";
+}
+
+// The estimator's figure for a memory record, in the record's unit, and the factors it used.
+std::optional<Predicted> predict_memory(const Prepared& p, const catalog::Efficiency& eff) {
+  using catalog::FactorId;
+  const auto& mm = p.m->memory;
+  const auto b = memory_bytes(p.w, eff);
+  auto sum = [&](std::initializer_list<MemoryLineId> ids) {
+    double s = 0;
+    for (auto id : ids) s += b[id];
+    return s;
+  };
+  Predicted out;
+  double bytes = 0;
+  switch (mm.part) {
+    case MemoryPart::weights:
+      bytes = sum({MemoryLineId::weights, MemoryLineId::quantization_constants});
+      break;
+    case MemoryPart::kv_cache:
+      bytes = b[MemoryLineId::kv_cache];
+      break;
+    case MemoryPart::states:
+      bytes = sum({MemoryLineId::weights, MemoryLineId::quantization_constants, MemoryLineId::gradients,
+                   MemoryLineId::master_weights, MemoryLineId::optimizer_state, MemoryLineId::adapters});
+      break;
+    case MemoryPart::all:
+      if (!b.activations_known) return std::nullopt;
+      bytes = b.per_gpu_bytes;
+      if (mm.counts != MemoryCounts::device) bytes -= b[MemoryLineId::cuda_context];
+      if (mm.counts == MemoryCounts::allocated) bytes -= b[MemoryLineId::fragmentation];
+      if (is_training(p.w.task) && b[MemoryLineId::activations] > 0)
+        out.factors.push_back(catalog::factor_name(FactorId::activation_memory));
+      break;
+  }
+  if (mm.per_job) bytes *= p.w.gpus;
+  out.value = out.low = out.high = bytes / mm.unit_bytes;
+  if (!(out.value > 0) || !std::isfinite(out.value)) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 catalog::Efficiency with_typical(const catalog::Efficiency& eff, const std::string& id, double v) {
@@ -112,7 +218,9 @@ std::vector<Measurement> read_measurements(const util::JsonDoc& doc) {
     in.gpus = text_of(f, "gpus");
     const bool training = in.task != "inference";
     const bool vision = m.kind == MeasureKind::images || m.kind == MeasureKind::diffusion_steps;
-    if (vision) {
+    if (is_memory(m.kind)) {
+      read_memory_fields(f, m);
+    } else if (vision) {
       in.batch = text_of(f, "batch");
       in.steps = text_of(f, "steps");
       m.image_size = f.opt_num("image_size").value_or(0);
@@ -141,6 +249,8 @@ std::vector<Measurement> read_measurements(const util::JsonDoc& doc) {
         in.seq_len = "256";
       if (const std::string tp = text_of(f, "tp"); !tp.empty()) in.tp = tp;
       if (const std::string sm = text_of(f, "split_mode"); !sm.empty()) in.split = sm;
+      in.gpu_layers = text_of(f, "gpu_layers");
+      in.host_bandwidth = text_of(f, "host_bandwidth_gbs");
     }
     const std::string fa = text_of(f, "flash_attention");
     if (!fa.empty()) in.flash_attention = fa;
@@ -180,6 +290,7 @@ Prepared prepare(const Measurement& m, const catalog::Catalog& cat, const catalo
 
 std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& eff) {
   if (!p.skip.empty()) return std::nullopt;
+  if (is_memory(p.m->kind)) return predict_memory(p, eff);
   const auto perf = estimate_perf(p.w, *p.gpu, eff, false);
   if (!perf.available) return std::nullopt;
   Predicted out;
@@ -222,6 +333,9 @@ std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& e
     case MeasureKind::train_per_gpu:
       set(perf.tokens_per_s.scaled(1 / gpus));
       break;
+    case MeasureKind::train_memory:
+    case MeasureKind::inference_memory:
+      return std::nullopt;  // predict_memory
     case MeasureKind::train_mfu:
     case MeasureKind::train_tflops: {
       if (!perf.compute_known || perf.flops_per_token <= 0) return std::nullopt;

@@ -185,10 +185,17 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       add(id, label, per_gpu, formula);
   };
   auto split = [&] { return shard > 1 ? fmt::format(" / {} (tp x pp)", shard) : std::string(); };
-  // llama.cpp -ngl N: N of the layers' weights and KV cache on the GPU, the rest in host RAM.
-  const double on_gpu = w.gpu_layers && m.layers > 0 ? static_cast<double>(*w.gpu_layers) / m.layers : 1.0;
+  // llama.cpp -ngl N: N of the layers' weights and KV cache on the GPU, the rest in host RAM. Below
+  // all the layers, the token embeddings and the output layer stay on the CPU too (llama.cpp
+  // offloads the output layer only at -ngl n_layer + 1: "offloaded 20/33 layers to GPU").
+  const bool partial = w.gpu_layers && m.layers > 0 && *w.gpu_layers < m.layers;
+  const double on_gpu =
+      w.gpu_layers && m.layers > 0 ? std::min(1.0, static_cast<double>(*w.gpu_layers) / m.layers) : 1.0;
+  const double weights_on_gpu =
+      partial && P > 0 ? on_gpu * std::max(0.0, P - std::min(P, m.embedding_params())) / P : on_gpu;
   auto layers_note = [&] {
-    return w.gpu_layers ? fmt::format(" x {}/{} layers on the GPU (--gpu-layers)", *w.gpu_layers, m.layers)
+    return w.gpu_layers ? fmt::format(" x {}/{} layers on the GPU (--gpu-layers){}", *w.gpu_layers, m.layers,
+                                      partial ? ", embeddings and output layer on the CPU" : "")
                         : std::string();
   };
   auto host_note = [&] {
@@ -203,12 +210,12 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   // storage format, with embeddings and LM head in 16-bit where the quantizer leaves them so.
   if (m.tensors && !full) {
     const double bytes = m.tensors->bytes / shard;
-    add(MemoryLineId::weights, "weights", bytes * on_gpu, [&] {
+    add(MemoryLineId::weights, "weights", bytes * weights_on_gpu, [&] {
       return fmt::format("{} bytes of {} read from {}{}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
                          m.tensors->origin, split(), layers_note());
     });
     if (w.gpu_layers)
-      add_host(MemoryLineId::weights, "weights (host RAM)", bytes * (1 - on_gpu),
+      add_host(MemoryLineId::weights, "weights (host RAM)", bytes * (1 - weights_on_gpu),
                [&] { return fmt::format("{} bytes{}", util::format_number(m.tensors->bytes), host_note()); });
   } else if (full) {
     double bytes = fp32_training ? 4 : 2;
@@ -230,18 +237,19 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       if (e16 > 0) text += fmt::format(" + {} embedding params x 2 bytes", util::format_count(e16));
       return text + split();
     };
-    add(MemoryLineId::weights, "weights", payload / shard / z * on_gpu, [&] { return formula() + layers_note(); });
+    add(MemoryLineId::weights, "weights", payload / shard / z * weights_on_gpu,
+        [&] { return formula() + layers_note(); });
     double consts = (P - e16) * (f.bits - f.payload_bits) / 8;
     auto consts_formula = [&] {
       return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits,
                          f.note);
     };
-    add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z * on_gpu,
+    add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z * weights_on_gpu,
         [&] { return consts_formula() + layers_note(); });
     if (w.gpu_layers) {
-      add_host(MemoryLineId::weights, "weights (host RAM)", payload * (1 - on_gpu),
+      add_host(MemoryLineId::weights, "weights (host RAM)", payload * (1 - weights_on_gpu),
                [&] { return formula() + host_note(); });
-      add_host(MemoryLineId::quantization_constants, "quantization scales (host RAM)", consts * (1 - on_gpu),
+      add_host(MemoryLineId::quantization_constants, "quantization scales (host RAM)", consts * (1 - weights_on_gpu),
                [&] { return consts_formula() + host_note(); });
     }
   }

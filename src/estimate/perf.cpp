@@ -388,6 +388,11 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   out.prefill_tokens_per_s = times(pmfu, sc).scaled(N * prefill_peak / prefill_flops);
   // The first token of a request waits for its own prompt.
   if (out.compute_known) out.time_to_first_token_s = s / out.prefill_tokens_per_s.typical;
+  if (explain && w.gpu_layers && *w.gpu_layers < m.layers && out.compute_known)
+    out.assumptions.push_back(fmt::format(
+        "prefill with {} of {} layers on the CPU: the rate is all layers' on the GPU, an upper bound (llama.cpp "
+        "copies the CPU layers' weights to the GPU for each batch of prompt tokens; that copy is not counted)",
+        m.layers - *w.gpu_layers, m.layers));
 
   // Decode reads every weight (the active experts for MoE: at batch b, up to b x k of E experts)
   // and the KV cache once per step: bandwidth-bound at small batch, compute-bound at large. Each
@@ -436,21 +441,45 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     out.factors.push_back(catalog::factor_name(aid));
   }
   // Unknown compute: no compute limit is applied (the estimate holds where decode is bandwidth-bound).
-  const double compute = out.compute_known ? b * prefill_flops / (N * prefill_peak * pmfu.typical) : 0;
-  auto step_at = [&](double bw_eff) {
-    return std::max(read / bw_eff, compute) + layers * ovf.factor->typical + allreduce;
+  double compute = out.compute_known ? b * prefill_flops / (N * prefill_peak * pmfu.typical) : 0;
+  // llama.cpp -ngl below all layers: the CPU runs the other layers from host RAM, one after the GPU's
+  // in each step, at a share of the host's theoretical bandwidth; the per-layer cost is the GPU's
+  // layers'.
+  const bool cpu_layers = w.gpu_layers && mem.host_bytes > 0;
+  Range host_bw{};
+  const double gpu_layers = cpu_layers ? std::min<double>(layers, *w.gpu_layers) : layers;
+  // The GPU computes only its layers (the CPU's arithmetic hides under its reads at these batches).
+  if (cpu_layers && layers > 0) compute *= gpu_layers / layers;
+  if (cpu_layers) {
+    const auto& hf = eff.get(FactorId::decode_bandwidth_host);
+    host_bw = factor_range(hf);
+    out.factors.push_back(hf.id);
+  }
+  // The token embeddings stay in host RAM but a step reads one row of them, not the table (an
+  // untied model's; a tied one reads the whole matrix as its output layer).
+  double host_read = mem.host_bytes;
+  if (cpu_layers && !m.tied_embeddings && m.params > 0) {
+    const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+    const double bytes_per_param = m.tensors ? m.tensors->bytes / m.params : w.format().bits / 8;
+    host_read = std::max(0.0, host_read - table * bytes_per_param);
+  }
+  auto host_at = [&](double share) { return cpu_layers ? host_read / (w.host_bandwidth * share) : 0.0; };
+  auto step_at = [&](double bw_eff, double host_share) {
+    return std::max(read / bw_eff, compute) + gpu_layers * ovf.factor->typical + allreduce + host_at(host_share);
   };
   DecodeTerms& t = out.decode_terms;
   t.memory_s = read / bw.typical;
   t.compute_s = compute;
-  t.overhead_s = layers * ovf.factor->typical;
+  t.overhead_s = gpu_layers * ovf.factor->typical;
   t.allreduce_s = allreduce;
-  t.step_s = step_at(bw.typical);
-  Range steps = {1 / step_at(bw.low), 1 / t.step_s, 1 / step_at(bw.high)};
+  t.host_s = host_at(host_bw.typical);
+  t.step_s = step_at(bw.typical, host_bw.typical);
+  Range steps = {1 / step_at(bw.low, host_bw.low), 1 / t.step_s, 1 / step_at(bw.high, host_bw.high)};
   if (allreduce_borrowed) steps.low *= 0.5;
   if (w.gpus > 1 && !layer_split && w.tp == 1) steps = times(steps, sc);  // replicas share nothing per step
-  const double busiest = std::max({t.memory_s, t.compute_s, t.overhead_s, t.allreduce_s});
-  out.bound = busiest == t.memory_s     ? "memory bandwidth"
+  const double busiest = std::max({t.memory_s, t.compute_s, t.overhead_s, t.allreduce_s, t.host_s});
+  out.bound = busiest == t.host_s       ? "host memory bandwidth"
+              : busiest == t.memory_s   ? "memory bandwidth"
               : busiest == t.compute_s  ? "compute"
               : busiest == t.overhead_s ? "per-step overhead"
                                         : "interconnect";
@@ -461,9 +490,13 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
                                     bw.typical * 100, util::format_number(gpu.memory_bandwidth_gbs));
     if (t.compute_s > t.memory_s) terms = fmt::format("compute {:.1f} ms for {} sequences", t.compute_s * 1e3, w.batch);
     if (t.overhead_s > 0)
-      terms += fmt::format(", per-step overhead {:.1f} ms ({:g} layers)", t.overhead_s * 1e3, layers);
+      terms += fmt::format(", per-step overhead {:.1f} ms ({:g} layers)", t.overhead_s * 1e3, gpu_layers);
     if (t.allreduce_s > 0)
       terms += fmt::format(", all-reduces {:.1f} ms (2 per layer over tp {})", t.allreduce_s * 1e3, w.tp);
+    if (t.host_s > 0)
+      terms += fmt::format(", {} CPU layers {:.1f} ms ({} from host RAM at {:.0f}% of {} GB/s)",
+                           m.layers - *w.gpu_layers, t.host_s * 1e3, util::format_bytes(mem.host_bytes),
+                           host_bw.typical * 100, util::format_number(w.host_bandwidth / 1e9));
     if (!layer_split && w.tp > 1) {
       const double one = std::max(t.memory_s * w.tp, t.compute_s * w.tp) + t.overhead_s;
       out.assumptions.push_back(fmt::format(
@@ -535,6 +568,7 @@ util::Json to_json(const PerfEstimate& p, const Workload& w) {
     t["compute_s"] = p.decode_terms.compute_s;
     t["overhead_s"] = p.decode_terms.overhead_s;
     t["allreduce_s"] = p.decode_terms.allreduce_s;
+    t["host_s"] = p.decode_terms.host_s;
     j["decode_terms"] = t;
   }
   j["factors"] = p.factors;

@@ -737,6 +737,28 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       n = w.model.layers;
     }
     w.gpu_layers = static_cast<int>(n);
+    if (n < w.model.layers) {
+      if (in.host_bandwidth.empty()) {
+        w.host_bandwidth = kDefaultHostBandwidth;
+        w.assumptions.push_back(
+            "host RAM: 89.6 GB/s (two channels of DDR5-5600) for the layers on the CPU; --host-bandwidth for yours "
+            "(channels x MT/s x 8 bytes)");
+      }
+    }
+  }
+  if (!in.host_bandwidth.empty()) {
+    if (in.gpu_layers.empty())
+      bad(in, "host_bandwidth", "applies with --gpu-layers (llama.cpp layers left on the CPU)");
+    std::string v = in.host_bandwidth;
+    for (std::string_view unit : {"GB/s", "gb/s", "GBps"})
+      if (v.size() > unit.size() && v.ends_with(unit)) v.resize(v.size() - unit.size());
+    auto gbs = util::parse_number(v);
+    if (!gbs || !(*gbs >= 1 && *gbs <= 100'000))
+      bad(in, "host_bandwidth",
+          fmt::format("expected host RAM bandwidth in GB/s from 1 to 100,000 (e.g. 89.6 for two channels of "
+                      "DDR5-5600), got {}",
+                      util::quote(in.host_bandwidth)));
+    w.host_bandwidth = *gbs * 1e9;
   }
   if (!in.tokens.empty()) {
     w.tokens = need(in, "tokens", util::parse_count(in.tokens));
@@ -813,6 +835,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                                                 "activation_offload",
                                                 "offload",
                                                 "gpu_layers",
+                                                "host_bandwidth",
                                                 "engine",
                                                 "split",
                                                 "headroom",
@@ -884,6 +907,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"activation_offload", &WorkloadInput::activation_offload},
         {"offload", &WorkloadInput::offload},
         {"gpu_layers", &WorkloadInput::gpu_layers},
+        {"host_bandwidth", &WorkloadInput::host_bandwidth},
         {"engine", &WorkloadInput::engine},
         {"split", &WorkloadInput::split},
         {"headroom", &WorkloadInput::headroom},
@@ -935,6 +959,7 @@ void write(util::JsonSink& o, const Workload& w) {
     o("offload", w.offload);
   }
   if (w.gpu_layers) o("gpu_layers", *w.gpu_layers);
+  if (w.host_bandwidth > 0) o("host_bandwidth_gbs", w.host_bandwidth / 1e9);
   o("flash_attention", w.flash_attention);
   if (w.task == Task::lora || w.task == Task::qlora) {
     o("lora_rank", w.lora_rank);

@@ -790,6 +790,70 @@ std::string resale_words(int months, const estimate::ResaleFit& fit, double util
 
 }  // namespace
 
+namespace {
+
+// A way out for a language model no single GPU within the budget holds: llama.cpp's partial
+// offload. For each one-GPU plan that only the memory check rejects, the most layers that fit on the
+// GPU in a GGUF format (the user's, else Q4_K_M), the rest read from host RAM at the default host
+// bandwidth; the fastest such plan, in words. PCIe cards only: the default host is a desktop's.
+std::optional<std::string> offload_way_out(const Request& req, const Recommendation& out, const Data& data) {
+  const auto& base = req.base;
+  if (is_training(base.task) || !base.llm() || !base.model.is_transformer() || base.model.layers <= 1 || req.cloud ||
+      req.serve)
+    return std::nullopt;
+  const bool user_gguf = req.set.precision && base.format().gguf;
+  if (req.set.precision && !user_gguf) return std::nullopt;  // a format llama.cpp does not run
+  const Candidate* best = nullptr;
+  estimate::Workload best_w;
+  double best_speed = 0;
+  for (const auto& c : out.candidates) {
+    // A card in a PC's slot: a module or SoC shares its memory with the CPU, so there is no host RAM beside it.
+    if (c.count != 1 || c.instance || !c.price_usd || (req.budget_usd && *c.price_usd > *req.budget_usd) ||
+        c.gpu->form_factor != "pcie")
+      continue;
+    const bool only_memory = std::all_of(c.outcomes.begin(), c.outcomes.end(), [](const Outcome& o) {
+      return !o.applicable || o.passed || o.rule->kind != Kind::constraint || o.rule->id == "memory-fit";
+    });
+    if (!only_memory || c.fit.fits) continue;
+    estimate::Workload w = c.w;
+    if (!user_gguf) w.precision = "q4_k_m";
+    w.engine = catalog::Engine::llamacpp;
+    w.split = catalog::Split::layer;
+    w.gpus = w.tp = w.pp = 1;
+    w.host_bandwidth = estimate::kDefaultHostBandwidth;
+    // The most layers that fit: fitting only shrinks as layers move to the GPU.
+    int lo = 0, hi = w.model.layers - 1;
+    w.gpu_layers = 0;
+    if (!estimate::fit(w, *c.gpu, data.eff).fits) continue;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      w.gpu_layers = mid;
+      if (estimate::fit(w, *c.gpu, data.eff).fits)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    w.gpu_layers = lo;
+    const auto perf = estimate::estimate_perf(w, *c.gpu, data.eff, false);
+    if (!perf.available) continue;
+    if (!best || perf.decode_tokens_per_s.typical > best_speed) {
+      best = &c;
+      best_w = w;
+      best_speed = perf.decode_tokens_per_s.typical;
+    }
+  }
+  if (!best) return std::nullopt;
+  const auto mem = estimate::memory_bytes(best_w, data.eff);
+  return fmt::format(
+      "offload layers to host RAM (llama.cpp --gpu-layers {}): 1 x {} ({}) holds {} of {} layers, about {:.1f} tok/s "
+      "at {} GB/s of host RAM (--host-bandwidth), {} of host RAM beside it; {}",
+      *best_w.gpu_layers, best->gpu->name, best_w.precision, *best_w.gpu_layers, best_w.model.layers, best_speed,
+      util::format_number(best_w.host_bandwidth / 1e9), util::format_bytes(mem.host_bytes),
+      util::format_money(*best->price_usd));
+}
+
+}  // namespace
+
 Recommendation recommend(const Request& req, const Data& data) {
   Recommendation out;
   // Renting is always priced per hour: rank by speed per rate unless told otherwise.
@@ -1376,6 +1440,8 @@ Recommendation recommend(const Request& req, const Data& data) {
       alt.base.precision = "int4";
       try_alt(alt, "use --precision int4");
     }
+    // 2b. Layers in host RAM (llama.cpp partial offload).
+    if (auto line = offload_way_out(req, out, data)) out.way_out.push_back(std::move(*line));
     // 3. More GPUs than --max-gpus allowed.
     if (!req.cloud && !req.set.gpus && req.max_gpus < 64) {
       Request alt = req;

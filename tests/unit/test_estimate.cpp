@@ -77,6 +77,54 @@ TEST_CASE("estimate::perf: decode of a 7-8B fp16 model is bandwidth-bound and be
   CHECK(p.decode_tokens_per_s.typical == Approx(60.78).epsilon(0.15));
 }
 
+// llama.cpp with -ngl below all layers: each step reads the GPU's layers from its memory and the
+// rest from host RAM, one after the other. The InventiveHQ -ngl sweep (tests/accuracy/
+// extra-records.json, X-offload-01..06: Qwen2.5-Coder-14B Q4_K_M on an RTX 5060 Ti, DDR4-2400 in
+// two channels = 38.4 GB/s) publishes 2.89 tokens/s with no layer on the GPU and 7.26 with 32 of 48.
+TEST_CASE("estimate::perf: layers left on the CPU are read from host RAM", "[perf][decode][offload]") {
+  WorkloadInput in;
+  in.model = "qwen2.5-14b";
+  in.precision = "q4_k_m";
+  in.seq_len = "128";
+  in.host_bandwidth = "38.4";
+  const auto& g = *gpus().find("rtx-5060-ti-16gb");
+  const double share = eff().get("decode-bandwidth-host").typical;
+  auto at = [&](const char* layers) {
+    in.gpu_layers = layers;
+    return estimate::estimate_perf(estimate::make_workload(in, models()), g, eff());
+  };
+  const auto none = at("0");
+  CHECK(none.bound == "host memory bandwidth");
+  CHECK(none.decode_terms.memory_s == Approx(0).margin(1e-4));
+  CHECK(none.decode_terms.step_s == Approx(none.decode_terms.host_s + none.decode_terms.memory_s));
+  CHECK(none.decode_tokens_per_s.typical == Approx(2.89).epsilon(0.10));
+  const auto most = at("32");
+  CHECK(most.decode_tokens_per_s.typical == Approx(7.26).epsilon(0.15));
+  CHECK(most.decode_terms.host_s > most.decode_terms.memory_s);
+  // The host term is the bytes left in host RAM (less the token-embedding table, of which a step
+  // reads one row) over the host's bandwidth at the fitted share.
+  in.gpu_layers = "32";
+  const auto w = estimate::make_workload(in, models());
+  const auto mem = estimate::memory_bytes(w, eff());
+  const double table = 152064.0 * 5120 * w.format().bits / 8;
+  CHECK(most.decode_terms.host_s == Approx((mem.host_bytes - table) / (38.4e9 * share)));
+  // All the layers on the GPU: no host term.
+  in.gpu_layers = "48";
+  const auto all = estimate::estimate_perf(estimate::make_workload(in, models()), g, eff());
+  CHECK(all.decode_terms.host_s == 0);
+  CHECK(all.decode_tokens_per_s.typical > 3 * most.decode_tokens_per_s.typical);
+  // --host-bandwidth needs layers on the CPU.
+  WorkloadInput bad;
+  bad.model = "qwen2.5-14b";
+  bad.host_bandwidth = "60";
+  CHECK_THROWS_WITH(estimate::make_workload(bad, models()),
+                    "--host-bandwidth: applies with --gpu-layers (llama.cpp layers left on the CPU)");
+  bad.gpu_layers = "10";
+  bad.host_bandwidth = "fast";
+  CHECK_THROWS_WITH(estimate::make_workload(bad, models()),
+                    Catch::Contains("--host-bandwidth: expected host RAM bandwidth in GB/s from 1 to 100,000"));
+}
+
 TEST_CASE("estimate::perf: a machine with no published compute peak gets decode from bandwidth alone",
           "[perf][decode]") {
   WorkloadInput in;

@@ -471,3 +471,107 @@ TEST_CASE("inference over N GPUs without --tp: the widest split the heads allow,
   auto m = test::run_cli({"memory", "--model", "llama-2-13b", "--precision", "int4", "--gpu", "rtx-3060-12gb"});
   CHECK(m.out.find("Longest context at batch 1: 3,456 tokens.") != std::string::npos);
 }
+
+namespace {
+
+// The first number after `label` on a line of `text` ("GPU KV cache size: 476,016 tokens"), commas
+// dropped; -1 when no line has it.
+double logged(const std::string& text, const std::string& label) {
+  const auto at = text.find(label);
+  if (at == std::string::npos) return -1;
+  std::string digits;
+  for (std::size_t i = at + label.size(); i < text.size(); ++i) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.')
+      digits += c;
+    else if (c == ',' && !digits.empty())
+      continue;
+    else if (!digits.empty())
+      break;
+  }
+  return digits.empty() ? -1 : std::stod(digits);
+}
+
+std::string fixture_text(const std::string& name) {
+  std::ifstream f(test::source_path("tests/fixtures/real/serving/" + name));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+// vLLM prints the KV cache it could allocate and how many requests of max_model_len that holds
+// (tests/fixtures/real/serving/SOURCES.md: vLLM 0.19 on H100 80GB, gpu_memory_utilization 0.95).
+// The estimate plans the same GPU with 5% kept free: within 4% of the logged capacity where the
+// KV cache is most of the GPU. Qwen2.5-72B over two GPUs leaves 3 GiB for it, so a small
+// difference in the rest (vLLM sees 79.19 GiB of the 80 GiB card; the all-reduce buffers of tensor
+// parallelism) moves the capacity by a quarter: there the check is on the KV bytes, within 1 GiB.
+TEST_CASE("estimate::fit: KV cache capacity and maximum concurrency as vLLM logs them", "[memory][kv][real]") {
+  struct Case {
+    const char* file;
+    const char* model;
+    const char* gpus;
+    const char* kv;
+  };
+  const Case cases[] = {
+      {"vllm-0.19-llama-3.1-8b-h100-tp1.log", "llama-3.1-8b", "1", ""},
+      {"vllm-0.19-llama-3.1-8b-h100-tp1-kvfp8.log", "llama-3.1-8b", "1", "fp8"},
+      {"vllm-0.19-llama-3.1-8b-h100-tp2.log", "llama-3.1-8b", "2", ""},
+      {"vllm-0.19-qwen2.5-7b-h100-tp1.log", "qwen2.5-7b", "1", ""},
+      {"vllm-0.19-qwen2.5-72b-h100-tp2.log", "qwen2.5-72b", "2", ""},
+  };
+  const auto* gpu = test::gpus().find("h100-sxm");
+  REQUIRE(gpu);
+  for (const auto& c : cases) {
+    INFO(c.file);
+    const std::string text = fixture_text(c.file);
+    const double tokens = logged(text, "GPU KV cache size:");
+    const double context = logged(text, "Maximum concurrency for");
+    const double concurrency = logged(text, "tokens per request:");
+    REQUIRE(tokens > 0);
+    REQUIRE(context == 8192);
+    WorkloadInput in;
+    in.model = c.model;
+    in.gpus = c.gpus;
+    in.engine = "vllm";
+    in.precision = "bf16";
+    in.kv_precision = c.kv;
+    in.seq_len = "8192";
+    const auto w = make(in);
+    const auto f = estimate::fit(w, *gpu, eff(), 0.05);
+    REQUIRE(f.kv_capacity_tokens);
+    REQUIRE(f.max_concurrency);
+    const double per_token = estimate::kv_bytes_per_token(w.model, w.kv_precision) / w.tp;
+    if (std::string(c.model) == "qwen2.5-72b") {
+      CHECK(std::fabs(*f.kv_capacity_tokens - tokens) * per_token < 1.0 * (1 << 30));
+    } else {
+      CHECK(*f.kv_capacity_tokens == Approx(tokens).epsilon(0.04));
+      CHECK(*f.max_concurrency == Approx(concurrency).epsilon(0.04));
+    }
+  }
+}
+
+// llama.cpp's load log for -ngl 20 of Mistral 7B's 33 (32 layers and the output layer), Q4_K_M
+// at n_ctx 768 (tests/fixtures/real/serving/SOURCES.md, arXiv:2509.11947 appendix B): the GPU
+// holds 20 layers' weights (CUDA0 model buffer 2,495.31 MiB; the embeddings and output layer stay
+// on the CPU) and 20 layers' KV cache (CUDA0 KV buffer 60.00 MiB, CPU KV buffer 36.00 MiB).
+TEST_CASE("estimate::memory: llama.cpp partial offload as its load log prints the buffers", "[memory][kv][real]") {
+  const std::string text = fixture_text("llamacpp-mistral-7b-q4km-ngl20.log");
+  const double gpu_weights = logged(text, "CUDA0 model buffer size =");
+  const double gpu_kv = logged(text, "CUDA0 KV buffer size =");
+  const double cpu_kv = logged(text, "CPU KV buffer size =");
+  REQUIRE(gpu_weights == Approx(2495.31));
+  REQUIRE(gpu_kv == 60);
+  REQUIRE(cpu_kv == 36);
+  WorkloadInput in;
+  in.model = "mistral-7b";
+  in.precision = "q4_k_m";
+  in.gpu_layers = "20";
+  in.seq_len = "768";
+  const auto m = estimate::estimate_memory(make(in), eff());
+  constexpr double MiB = 1024.0 * 1024;
+  CHECK((m.line("weights") + m.line("quantization_constants")) / MiB == Approx(gpu_weights).epsilon(0.03));
+  CHECK(m.line("kv_cache") / MiB == Approx(gpu_kv).epsilon(0.001));
+  CHECK(m.host_line("kv_cache") / MiB == Approx(cpu_kv).epsilon(0.001));
+}

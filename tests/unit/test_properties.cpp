@@ -92,9 +92,13 @@ WorkloadInput random_input(Gen& g, bool bare_size) {
 }
 
 /// Memory per GPU, or a negative value when the input is not a valid workload.
-double per_gpu(const WorkloadInput& in) {
+// Per-GPU bytes; without the layer ZeRO-3 gathers when `gathered` is false: a small model on few
+// GPUs saves less by sharding its weights than DeepSpeed's gathered largest layer costs (gpt2 on 2
+// GPUs: 119 MiB saved, 147 MiB gathered), so stage 3 can need more than stage 2, as it does.
+double per_gpu(const WorkloadInput& in, bool gathered = true) {
   try {
-    return estimate::estimate_memory(estimate::make_workload(in, models()), eff()).per_gpu_bytes;
+    const auto m = estimate::estimate_memory(estimate::make_workload(in, models()), eff());
+    return m.per_gpu_bytes - (gathered ? 0 : m.line("gather_buffers"));
   } catch (const Error&) {
     return -1;
   }
@@ -108,11 +112,12 @@ std::string describe(const WorkloadInput& in) {
 
 // Sets `field` to each of `values` in turn and checks that memory per GPU never rises along them.
 // False when one of them does not make a valid workload (the walk stops there).
-bool never_rises(WorkloadInput in, std::string WorkloadInput::*field, const std::vector<std::string>& values) {
+bool never_rises(WorkloadInput in, std::string WorkloadInput::*field, const std::vector<std::string>& values,
+                 bool gathered = true) {
   double prev = 0;
   for (std::size_t k = 0; k < values.size(); ++k) {
     in.*field = values[k];
-    const double v = per_gpu(in);
+    const double v = per_gpu(in, gathered);
     if (v < 0) return false;
     INFO(describe(in));
     if (k > 0) CHECK(v <= prev * (1 + kRel));
@@ -172,7 +177,8 @@ TEST_CASE("property: memory never decreases with batch or context", "[property][
   CHECK(checked >= 200);
 }
 
-TEST_CASE("property: memory never increases with the ZeRO stage", "[property][memory][zero]") {
+TEST_CASE("property: memory never increases with the ZeRO stage, the gathered layer aside",
+          "[property][memory][zero]") {
   Gen g(kSeed + 2);
   int checked = 0;
   for (int i = 0; i < 200; ++i) {
@@ -180,7 +186,7 @@ TEST_CASE("property: memory never increases with the ZeRO stage", "[property][me
     in.task = g.pick(std::vector<std::string>{"train", "lora", "qlora"});
     if (in.task == "qlora") in.precision.clear();
     in.gpus = std::to_string(g.pick(std::vector<int>{2, 4, 8, 16, 64}));
-    if (never_rises(in, &WorkloadInput::zero, {"0", "1", "2", "3"})) ++checked;
+    if (never_rises(in, &WorkloadInput::zero, {"0", "1", "2", "3"}, false)) ++checked;
   }
   CHECK(checked >= 150);
 }

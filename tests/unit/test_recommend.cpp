@@ -214,6 +214,32 @@ TEST_CASE("recommend: 70B full training within $50k is a no, QLoRA is a yes", "[
   CHECK_FALSE(run("llama-3.1-70b", "qlora", 50000).plans.empty());
 }
 
+// Serving a 70B model on $1,600: no card holds it, and one way out keeps layers in host RAM with
+// llama.cpp. The layer count is the most that fit the card (one more does not), and the speed is
+// the estimate for that plan.
+TEST_CASE("recommend: nothing fits a language model, the way out offloads layers to host RAM", "[recommend]") {
+  auto r = test::run_cli(
+      {"recommend", "--model", "llama-3.1-70b", "--budget", "1600", "--gpu", "rtx-4090", "--used", "--format", "json"});
+  REQUIRE(r.code == 1);
+  const auto at = r.out.find("offload layers to host RAM (llama.cpp --gpu-layers ");
+  REQUIRE(at != std::string::npos);
+  const int layers =
+      std::stoi(r.out.substr(at + std::string("offload layers to host RAM (llama.cpp --gpu-layers ").size()));
+  CHECK(r.out.find("1 x NVIDIA GeForce RTX 4090 (q4_k_m) holds " + std::to_string(layers) + " of 80 layers") !=
+        std::string::npos);
+  estimate::WorkloadInput in;
+  in.model = "llama-3.1-70b";
+  in.precision = "q4_k_m";
+  const auto& g = *test::gpus().find("rtx-4090");
+  in.gpu_layers = std::to_string(layers);
+  CHECK(estimate::fit(estimate::make_workload(in, test::models()), g, test::eff()).fits);
+  in.gpu_layers = std::to_string(layers + 1);
+  CHECK_FALSE(estimate::fit(estimate::make_workload(in, test::models()), g, test::eff()).fits);
+  // Training has no such way out: llama.cpp's offload is for inference.
+  auto t = test::run_cli({"recommend", "--model", "llama-3.1-70b", "--task", "train", "--budget", "3000"});
+  CHECK(t.out.find("offload layers to host RAM") == std::string::npos);
+}
+
 TEST_CASE("recommend: an edge scenario with a 30 W limit gets an edge device", "[recommend]") {
   auto r = test::run_cli({"recommend", "--model", "yolov8s", "--task", "inference", "--scenario", "edge",
                           "--power-limit", "30W", "--format", "json"});

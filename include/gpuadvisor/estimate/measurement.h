@@ -1,5 +1,5 @@
 #pragma once
-/// Published or user measurements of speed, matched to a workload and a GPU, and the estimator's
+/// Published or user measurements of speed and memory, matched to a workload and a GPU, and the estimator's
 /// prediction of each; and the least-squares fit of the efficiency factors to them with k-fold
 /// cross-validation (docs/calibration.md). The project's own calibration program
 /// (tests/accuracy) and `calibrate` use the same code.
@@ -23,11 +23,30 @@ enum class MeasureKind {
   train_mfu,
   train_tflops,
   images,
-  diffusion_steps
+  diffusion_steps,
+  train_memory,     ///< peak GPU memory of a training or fine-tuning run
+  inference_memory  ///< GPU memory of an inference run
 };
-inline constexpr util::Names<MeasureKind, 8> kMeasureKindNames{
+inline constexpr util::Names<MeasureKind, 10> kMeasureKindNames{
     {"decode_tokens_per_s", "decode_total_tokens_per_s", "prefill_tokens_per_s", "train_tokens_per_s_per_gpu",
-     "train_mfu", "train_tflops_per_gpu", "images_per_s", "diffusion_steps_per_s"}};
+     "train_mfu", "train_tflops_per_gpu", "images_per_s", "diffusion_steps_per_s", "train_memory", "inference_memory"}};
+inline bool is_memory(MeasureKind k) { return k == MeasureKind::train_memory || k == MeasureKind::inference_memory; }
+
+/// What a memory figure counts. PyTorch's max_memory_allocated leaves out the CUDA context and the
+/// allocator's cache, max_memory_reserved the context only; nvidia-smi (NVML "used") counts both.
+enum class MemoryCounts { allocated, reserved, device };
+inline constexpr util::Names<MemoryCounts, 3> kMemoryCountsNames{{"allocated", "reserved", "device"}};
+/// Which part of the memory a figure is: all of it, the model states (weights, gradients, master
+/// copy, optimizer state: DeepSpeed's estimator, the ZeRO paper), the weights alone, or the KV cache.
+enum class MemoryPart { all, states, weights, kv_cache };
+inline constexpr util::Names<MemoryPart, 4> kMemoryPartNames{{"all", "states", "weights", "kv_cache"}};
+
+struct MemoryMeasure {
+  double unit_bytes = 1e9;  ///< bytes per unit of `expected` (GB 1e9, GiB 2^30, MB, MiB)
+  MemoryCounts counts = MemoryCounts::allocated;
+  MemoryPart part = MemoryPart::all;
+  bool per_job = false;  ///< summed over every GPU of the run
+};
 
 struct Measurement {
   std::string id;
@@ -38,6 +57,7 @@ struct Measurement {
   WorkloadInput in;
   long long prompt_tokens = 0, generated_tokens = 0;  ///< inference; 0 = not given
   double image_size = 0;                              ///< vision: the input's side in pixels; 0 = not given
+  MemoryMeasure memory;                               ///< memory kinds: what the figure counts
 };
 
 /// A measurement made ready: its workload laid out on its GPU. `skip` says why one cannot be.
@@ -63,8 +83,9 @@ std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& e
 
 /// `eff` with factor `id`'s typical value set to `v` (low and high widened to hold it).
 catalog::Efficiency with_typical(const catalog::Efficiency& eff, const std::string& id, double v);
-/// The factors speed records are fitted to, by kind (shares, multipliers, exponents, per-step
-/// latencies); not the memory factors, nor scaling, which multi-GPU runs cannot tell from MFU.
+/// The factors records are fitted to, by kind (shares, multipliers, exponents, per-step
+/// latencies, and the activation-memory multiplier); not the CUDA context or allocator share,
+/// which no record measures apart, nor scaling, which multi-GPU runs cannot tell from MFU.
 std::vector<std::string> speed_factor_ids(const catalog::Efficiency& eff);
 /// `eff` with each of `ids` at the neutral value of its kind that a fit starts from (0.5 for
 /// shares, 1 for multipliers, 0.1 for exponents, 10 us for latencies), so that a fit does not

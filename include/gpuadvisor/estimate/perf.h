@@ -25,7 +25,8 @@ struct DecodeTerms {
   double compute_s = 0;    ///< the batch's FLOPs (overlaps the read: the larger counts)
   double overhead_s = 0;   ///< fixed per-layer cost: kernel launches, synchronisation
   double allreduce_s = 0;  ///< tensor parallelism: two all-reduces per layer
-  double step_s = 0;       ///< max(memory, compute) + overhead + all-reduces
+  double host_s = 0;       ///< llama.cpp layers on the CPU (--gpu-layers): read from host RAM
+  double step_s = 0;       ///< max(memory, compute) + overhead + all-reduces + host layers
 };
 
 /// An engine's factor of a kind, or the one it borrows (see catalog::EngineInfo::factors_from).

@@ -60,6 +60,7 @@ struct WorkloadInput {
   std::string lora_rank, lora_targets, kv_precision, tokens, mfu;
   std::string recipe, master_weights, gradient_dtype, optimizer_in_backward, chunked_loss, packed, activation_offload;
   std::string offload, gpu_layers;
+  std::string host_bandwidth;          ///< GB/s of host RAM, for the layers --gpu-layers leaves on the CPU
   std::string engine;                  ///< an inference engine (data/engines.json)
   std::string split;                   ///< layer or tensor: how the engine splits a model over GPUs
   std::string headroom;                ///< share of GPU memory to keep free (10%, 0.1)
@@ -71,6 +72,10 @@ struct WorkloadInput {
   /// The label for field `key` (a flag name unless a profile set it).
   std::string label(const std::string& key) const;
 };
+
+/// Host RAM bandwidth when --host-bandwidth is not given: two channels of DDR5-5600, the desktop
+/// host of data/platforms.json (2 x 64-bit channels x 5,600 MT/s = 89.6 GB/s).
+inline constexpr double kDefaultHostBandwidth = 89.6e9;
 
 struct Workload {
   catalog::Model model;
@@ -100,6 +105,9 @@ struct Workload {
   bool fsdp = false;                   ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
   std::string offload = "none";        ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
   std::optional<int> gpu_layers;       ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
+  /// Theoretical bandwidth of the host RAM the CPU layers are read from, bytes/s (--host-bandwidth;
+  /// kDefaultHostBandwidth without it).
+  double host_bandwidth = 0;
   catalog::Engine engine = catalog::Engine::vllm;  ///< the inference engine (inference only)
   catalog::Split split = catalog::Split::tensor;   ///< how the engine splits one replica over tp GPUs
   std::optional<double> headroom;                  ///< --headroom: share of GPU memory kept free
