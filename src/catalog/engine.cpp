@@ -72,6 +72,10 @@ std::vector<EngineInfo> parse_engines(const util::JsonDoc& doc) {
     if (acc != "fp16" && acc != "fp32") f.fail("geforce_accumulate", "expected fp16 or fp32, got " + util::quote(acc));
     e.geforce_fp16_accumulate = acc == "fp16";
     e.pytorch = f.boolean("pytorch");
+    const std::string prefill = f.str("prefill");
+    if (prefill != "chunked" && prefill != "whole")
+      f.fail("prefill", "expected chunked or whole, got " + util::quote(prefill));
+    e.whole_prompt_prefill = prefill == "whole";
     if (auto from = f.opt_str("factors_from")) e.factors_from = engine_of(f, "factors_from", *from);
     e.sources = read_sources(f);
     if (e.sources.empty()) f.fail("sources", "an engine needs at least one source");

@@ -390,14 +390,20 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       // Inference keeps no activations between layers; the peak is one layer's working set for
       // the tokens of one scheduler step. Serving engines cap those tokens over all sequences
       // together (vLLM's chunked prefill, max_num_batched_tokens; llama.cpp's n_batch): a step
-      // holds at most 2,048 prompt tokens, however many sequences are batched.
-      double tokens = std::min(s * b, kPrefillChunk);
-      double chunk = std::min(s, kPrefillChunk);
+      // holds at most 2,048 prompt tokens, however many sequences are batched. transformers'
+      // generate() runs the whole prompt of every sequence at once.
+      const bool whole = catalog::engine(w.engine).whole_prompt_prefill;
+      // A layer split runs every token through each GPU's layers: the working set is not divided.
+      const double ta = w.split == catalog::Split::layer ? 1.0 : t;
+      double tokens = whole ? s * b : std::min(s * b, kPrefillChunk);
+      double chunk = whole ? s : std::min(s, kPrefillChunk);
       double per_tok = 2.0 * (4.0 * static_cast<double>(m.hidden) + (m.gated_mlp ? 3 : 2) * mlp_width(m));
       double scores = w.flash_attention ? 0 : 2.0 * m.heads * chunk * s * std::max(1.0, tokens / chunk);
-      add(MemoryLineId::activations, "activations (prefill working set)", (tokens * per_tok + scores) / t, [&] {
-        return fmt::format("min(b x s, 2048 tokens per step) x 2 bytes x (4h + {}i){}", m.gated_mlp ? 3 : 2,
-                           w.flash_attention ? "" : " + attention scores");
+      add(MemoryLineId::activations, "activations (prefill working set)", (tokens * per_tok + scores) / ta, [&] {
+        return fmt::format("{} x 2 bytes x (4h + {}i){}{}",
+                           whole ? "b x s (the whole prompt at once)" : "min(b x s, 2048 tokens per step)",
+                           m.gated_mlp ? 3 : 2, w.flash_attention ? "" : " + attention scores",
+                           ta > 1 ? fmt::format(" / {:g} (tensor parallel)", ta) : "");
       });
     }
   } else if (m.vision) {

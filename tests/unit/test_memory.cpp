@@ -575,3 +575,28 @@ TEST_CASE("estimate::memory: llama.cpp partial offload as its load log prints th
   CHECK(m.line("kv_cache") / MiB == Approx(gpu_kv).epsilon(0.001));
   CHECK(m.host_line("kv_cache") / MiB == Approx(cpu_kv).epsilon(0.001));
 }
+
+// transformers' generate() prefills the whole prompt in one pass; serving engines take it in
+// chunks. Qwen2.5-72B-Instruct in bf16 over three A100 80GB (device_map="auto": whole layers per
+// GPU), a 30,720-token prompt and 2,048 new tokens: torch.cuda.max_memory_allocated() summed over
+// the GPUs is 164.79 GiB (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst @010c37c,
+// "72B (Transformer)"; shared/reference, B-qwen25-15).
+TEST_CASE("estimate::memory: transformers holds the whole prompt's activations, vLLM a chunk", "[memory][engine]") {
+  WorkloadInput in;
+  in.model = "qwen2.5-72b";
+  in.precision = "bf16";
+  in.gpus = "3";
+  in.seq_len = std::to_string(30720 + 2048);
+  in.engine = "transformers";
+  const auto w = make(in);
+  REQUIRE(w.split == catalog::Split::layer);
+  const auto m = estimate::estimate_memory(w, eff());
+  const double per_token = 2.0 * (4 * 8192 + 3 * 29568);
+  CHECK(m.line("activations") == Approx((30720 + 2048) * per_token));  // every GPU runs all tokens through its layers
+  const double allocated = m.per_gpu_bytes - m.line("cuda_context") - m.line("fragmentation");
+  CHECK(3 * allocated / (1024.0 * 1024 * 1024) == Approx(164.79).epsilon(0.05));
+  in.engine = "vllm";
+  in.gpus = "4";
+  const auto v = estimate::estimate_memory(make(in), eff());
+  CHECK(v.line("activations") == Approx(estimate::kPrefillChunk * per_token / 4));  // 2,048 tokens, tensor parallel 4
+}

@@ -33,6 +33,9 @@ struct EngineInfo {
   /// Runs on PyTorch: its CUDA context loads PyTorch's kernels and workspace, and its caching
   /// allocator keeps a fragmentation reserve. llama.cpp allocates exact buffers.
   bool pytorch = true;
+  /// The whole prompt in one forward pass (transformers' generate), rather than chunks of a fixed
+  /// number of tokens per scheduler step (vLLM, SGLang, TensorRT-LLM, llama.cpp, ExLlamaV2).
+  bool whole_prompt_prefill = false;
   /// The engine whose fitted factors this one borrows where it has none of its own.
   std::optional<Engine> factors_from;
   std::vector<Source> sources;
