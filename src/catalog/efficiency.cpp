@@ -37,6 +37,7 @@ constexpr std::string_view kFactorNames[] = {
     "diffusion-consumer",
     "vision-pass-overhead-edge",
     "decode-bandwidth-host",
+    "logits-memory-factor",
     "decode-bandwidth-llama.cpp",
     "decode-bandwidth-vllm",
     "decode-bandwidth-sglang",

@@ -159,6 +159,8 @@ std::optional<Predicted> predict_memory(const Prepared& p, const catalog::Effici
       if (mm.counts == MemoryCounts::allocated) bytes -= b[MemoryLineId::fragmentation];
       if (is_training(p.w.task) && b[MemoryLineId::activations] > 0)
         out.factors.push_back(catalog::factor_name(FactorId::activation_memory));
+      if (is_training(p.w.task) && b[MemoryLineId::logits] > 0)
+        out.factors.push_back(catalog::factor_name(FactorId::logits_memory));
       break;
   }
   if (mm.per_job) bytes *= p.w.gpus;

@@ -123,8 +123,9 @@ constexpr std::string_view kLineIds[kMemoryLineCount] = {"weights",         "qua
 // estimates of one workload, and the look-ups by name would cost more than the arithmetic.
 struct MemoryInputs {
   const WeightFormat& format;
-  const OptimizerInfo* optimizer;     ///< null when the workload names none (inference)
-  const catalog::Factor* activation;  ///< training only
+  const OptimizerInfo* optimizer;        ///< null when the workload names none (inference)
+  const catalog::Factor* activation;     ///< training only
+  const catalog::Factor* logits_factor;  ///< training only
   const catalog::Factor& context;
   const catalog::Factor& fragmentation;
   bool recompute;         ///< full activation recomputation
@@ -142,6 +143,7 @@ MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
   return {w.format(),
           find_optimizer(w.optimizer),
           is_training(w.task) ? &eff.get(FactorId::activation_memory) : nullptr,
+          is_training(w.task) ? &eff.get(FactorId::logits_memory) : nullptr,
           eff.get(FactorId::cuda_context),
           eff.get(FactorId::fragmentation),
           checkpointing == "full",
@@ -379,11 +381,12 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       if (in.logits) {
         // 16-bit logits and their fp32 copy for the loss; a chunked loss holds one chunk of them.
         const double chunks = w.chunked_loss ? kLossChunks : 1;
+        const double lf = in.logits_factor->typical;
         add(MemoryLineId::logits, w.chunked_loss ? "output logits (chunked loss)" : "output logits (loss)",
-            s * b * static_cast<double>(m.vocab) * 6 / t / chunks, [&] {
-              return fmt::format("s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss){}{}", m.vocab,
-                                 w.chunked_loss ? fmt::format(" / {:.0f} chunks", kLossChunks) : "",
-                                 t > 1 ? " / tp" : "");
+            s * b * static_cast<double>(m.vocab) * 6 * lf / t / chunks, [&] {
+              return fmt::format(
+                  "s x b x vocab {} x (2 bytes + 4-byte fp32 copy for the loss) x {:.3g} calibration{}{}", m.vocab, lf,
+                  w.chunked_loss ? fmt::format(" / {:.0f} chunks", kLossChunks) : "", t > 1 ? " / tp" : "");
             });
       }
     } else {

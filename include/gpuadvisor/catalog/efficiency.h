@@ -54,6 +54,7 @@ enum class FactorId {
   diffusion_consumer,         ///< diffusion-consumer: GeForce, workstation and edge GPUs against diffusion-mfu
   vision_pass_overhead_edge,  ///< vision-pass-overhead-edge: the per-pass cost on edge modules (Jetson)
   decode_bandwidth_host,      ///< decode-bandwidth-host: llama.cpp's share of host RAM bandwidth, CPU layers
+  logits_memory,              ///< logits-memory-factor: the loss's logit tensors against 6 bytes per element
   // Per engine, in catalog::Engine order (engine_factor()).
   decode_bandwidth_first,                                         ///< decode-bandwidth-<engine>
   decode_overhead_first = decode_bandwidth_first + kEngineCount,  ///< decode-layer-overhead-<engine>, s per layer
