@@ -206,6 +206,13 @@ double count_active_params(const Model& m) {
          static_cast<double>(m.hidden) * (m.moe->experts - e.experts) * (m.layers - m.moe->dense_layers);
 }
 
+double routed_expert_params(const Model& m) {
+  if (!m.moe || !m.is_transformer() || m.moe->experts <= 0) return 0;
+  const double per_expert =
+      (m.gated_mlp ? 3.0 : 2.0) * static_cast<double>(m.hidden) * static_cast<double>(m.moe->expert_intermediate);
+  return m.moe->experts * per_expert * std::max(0, m.layers - m.moe->dense_layers);
+}
+
 Model model_from_size(double params) {
   // The bare-size rule (docs/methodology.md#bare-sizes): a Llama-style dense decoder with
   // 128-wide heads, no grouped KV (the conservative choice for KV-cache memory), a SwiGLU MLP of

@@ -242,6 +242,9 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--gpu-layers,--ngl", in.gpu_layers,
                  "llama.cpp partial offload: layers on the GPU, the rest in host RAM (inference)")
       ->group(g);
+  app.add_flag("--cpu-experts", in.cpu_experts,
+               "llama.cpp --cpu-moe: a mixture-of-experts model's routed experts in host RAM, the rest on the GPU")
+      ->group(g);
   app.add_option("--host-bandwidth", in.host_bandwidth,
                  "Host RAM bandwidth in GB/s for the layers --gpu-layers leaves on the CPU (default 89.6: two "
                  "channels of DDR5-5600)")

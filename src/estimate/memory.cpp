@@ -193,14 +193,25 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
   const bool partial = w.gpu_layers && m.layers > 0 && *w.gpu_layers < m.layers;
   const double on_gpu =
       w.gpu_layers && m.layers > 0 ? std::min(1.0, static_cast<double>(*w.gpu_layers) / m.layers) : 1.0;
-  const double weights_on_gpu =
-      partial && P > 0 ? on_gpu * std::max(0.0, P - std::min(P, m.embedding_params())) / P : on_gpu;
+  // llama.cpp --cpu-moe: the routed experts' weights in host RAM, everything else on the GPU.
+  const double routed_share = w.cpu_experts && count_params(m) > 0
+                                  ? std::min(1.0, catalog::routed_expert_params(m) / catalog::count_params(m))
+                                  : 0.0;
+  const double weights_on_gpu = w.cpu_experts      ? 1 - routed_share
+                                : partial && P > 0 ? on_gpu * std::max(0.0, P - std::min(P, m.embedding_params())) / P
+                                                   : on_gpu;
   auto layers_note = [&] {
     return w.gpu_layers ? fmt::format(" x {}/{} layers on the GPU (--gpu-layers){}", *w.gpu_layers, m.layers,
                                       partial ? ", embeddings and output layer on the CPU" : "")
                         : std::string();
   };
+  auto weights_note = [&] {
+    return w.cpu_experts ? fmt::format(" x {:.1f}% on the GPU: the routed experts on the CPU (--cpu-experts)",
+                                       (1 - routed_share) * 100)
+                         : layers_note();
+  };
   auto host_note = [&] {
+    if (w.cpu_experts) return fmt::format(" x {:.1f}% routed experts on the CPU (--cpu-experts)", routed_share * 100);
     return fmt::format(" x {}/{} layers on the CPU (--gpu-layers {})", m.layers - *w.gpu_layers, m.layers,
                        *w.gpu_layers);
   };
@@ -214,9 +225,9 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     const double bytes = m.tensors->bytes / shard;
     add(MemoryLineId::weights, "weights", bytes * weights_on_gpu, [&] {
       return fmt::format("{} bytes of {} read from {}{}{}", util::format_number(m.tensors->bytes), m.tensors->dtypes,
-                         m.tensors->origin, split(), layers_note());
+                         m.tensors->origin, split(), weights_note());
     });
-    if (w.gpu_layers)
+    if (w.gpu_layers || w.cpu_experts)
       add_host(MemoryLineId::weights, "weights (host RAM)", bytes * (1 - weights_on_gpu),
                [&] { return fmt::format("{} bytes{}", util::format_number(m.tensors->bytes), host_note()); });
   } else if (full) {
@@ -240,15 +251,15 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       return text + split();
     };
     add(MemoryLineId::weights, "weights", payload / shard / z * weights_on_gpu,
-        [&] { return formula() + layers_note(); });
+        [&] { return formula() + weights_note(); });
     double consts = (P - e16) * (f.bits - f.payload_bits) / 8;
     auto consts_formula = [&] {
       return fmt::format("{} params x {:.4g} bits / 8 ({})", util::format_count(P - e16), f.bits - f.payload_bits,
                          f.note);
     };
     add(MemoryLineId::quantization_constants, "quantization scales", consts / shard / z * weights_on_gpu,
-        [&] { return consts_formula() + layers_note(); });
-    if (w.gpu_layers) {
+        [&] { return consts_formula() + weights_note(); });
+    if (w.gpu_layers || w.cpu_experts) {
       add_host(MemoryLineId::weights, "weights (host RAM)", payload * (1 - weights_on_gpu),
                [&] { return formula() + host_note(); });
       add_host(MemoryLineId::quantization_constants, "quantization scales (host RAM)", consts * (1 - weights_on_gpu),
@@ -487,6 +498,7 @@ MemoryBytes memory_bytes_with(const Workload& w, long long batch, long long seq_
       memory_lines(w, batch, seq_len, in, [&](MemoryLineId id, std::string_view, double per_gpu, auto&&, bool host) {
         if (host) {
           out.host_bytes += per_gpu;
+          out.host_lines[static_cast<std::size_t>(id)] += per_gpu;
           return;
         }
         out.lines[static_cast<std::size_t>(id)] += per_gpu;

@@ -400,10 +400,10 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   // models on fast GPUs, and with tensor parallelism two all-reduces per layer over the link.
   const auto mem = memory_bytes(w, eff);
   double weight_bytes = mem[MemoryLineId::weights] + mem[MemoryLineId::quantization_constants];
-  if (m.moe) {
-    double active_share = std::min(1.0, (P / m.params) * b);
-    weight_bytes *= std::max(active_share, P / m.params);
-  }
+  // The share of a MoE model's weights a step reads (the routed experts the batch reaches).
+  const double moe_share = m.moe ? std::max(std::min(1.0, (P / m.params) * b), P / m.params) : 1.0;
+  // With the routed experts in host RAM, the GPU holds the rest, all of it read each step.
+  if (m.moe && !w.cpu_experts) weight_bytes *= moe_share;
   const double kv_bytes = mem[MemoryLineId::kv_cache];
   out.decode_bytes_per_step = weight_bytes + kv_bytes;
   const auto bwf = engine_factor(eff, catalog::EngineFactor::decode_bandwidth, w.engine);
@@ -445,11 +445,11 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   // llama.cpp -ngl below all layers: the CPU runs the other layers from host RAM, one after the GPU's
   // in each step, at a share of the host's theoretical bandwidth; the per-layer cost is the GPU's
   // layers'.
-  const bool cpu_layers = w.gpu_layers && mem.host_bytes > 0;
+  const bool cpu_layers = (w.gpu_layers || w.cpu_experts) && mem.host_bytes > 0;
   Range host_bw{};
-  const double gpu_layers = cpu_layers ? std::min<double>(layers, *w.gpu_layers) : layers;
+  const double gpu_layers = w.gpu_layers ? std::min<double>(layers, *w.gpu_layers) : layers;
   // The GPU computes only its layers (the CPU's arithmetic hides under its reads at these batches).
-  if (cpu_layers && layers > 0) compute *= gpu_layers / layers;
+  if (w.gpu_layers && layers > 0) compute *= gpu_layers / layers;
   if (cpu_layers) {
     const auto& hf = eff.get(FactorId::decode_bandwidth_host);
     host_bw = factor_range(hf);
@@ -457,12 +457,18 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   }
   // The token embeddings stay in host RAM but a step reads one row of them, not the table (an
   // untied model's; a tied one reads the whole matrix as its output layer).
-  double host_read = mem.host_bytes;
-  if (cpu_layers && !m.tied_embeddings && m.params > 0) {
+  double host_weights = mem.host_lines[static_cast<std::size_t>(MemoryLineId::weights)] +
+                        mem.host_lines[static_cast<std::size_t>(MemoryLineId::quantization_constants)];
+  if (cpu_layers && w.gpu_layers && !m.tied_embeddings && m.params > 0) {
     const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
     const double bytes_per_param = m.tensors ? m.tensors->bytes / m.params : w.format().bits / 8;
-    host_read = std::max(0.0, host_read - table * bytes_per_param);
+    host_weights = std::max(0.0, host_weights - table * bytes_per_param);
   }
+  // Of the experts in host RAM a step reads those the batch's tokens are routed to: k of E each.
+  if (m.moe && m.moe->experts > 0)
+    host_weights *=
+        w.cpu_experts ? std::min(1.0, b * m.moe->experts_per_token / static_cast<double>(m.moe->experts)) : moe_share;
+  const double host_read = host_weights + mem.host_lines[static_cast<std::size_t>(MemoryLineId::kv_cache)];
   auto host_at = [&](double share) { return cpu_layers ? host_read / (w.host_bandwidth * share) : 0.0; };
   auto step_at = [&](double bw_eff, double host_share) {
     return std::max(read / bw_eff, compute) + gpu_layers * ovf.factor->typical + allreduce + host_at(host_share);
@@ -494,9 +500,11 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
     if (t.allreduce_s > 0)
       terms += fmt::format(", all-reduces {:.1f} ms (2 per layer over tp {})", t.allreduce_s * 1e3, w.tp);
     if (t.host_s > 0)
-      terms += fmt::format(", {} CPU layers {:.1f} ms ({} from host RAM at {:.0f}% of {} GB/s)",
-                           m.layers - *w.gpu_layers, t.host_s * 1e3, util::format_bytes(mem.host_bytes),
-                           host_bw.typical * 100, util::format_number(w.host_bandwidth / 1e9));
+      terms += fmt::format(", {} {:.1f} ms ({} from host RAM at {:.0f}% of {} GB/s)",
+                           w.cpu_experts ? std::string("routed experts on the CPU")
+                                         : fmt::format("{} CPU layers", m.layers - *w.gpu_layers),
+                           t.host_s * 1e3, util::format_bytes(host_read), host_bw.typical * 100,
+                           util::format_number(w.host_bandwidth / 1e9));
     if (!layer_split && w.tp > 1) {
       const double one = std::max(t.memory_s * w.tp, t.compute_s * w.tp) + t.overhead_s;
       out.assumptions.push_back(fmt::format(

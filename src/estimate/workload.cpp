@@ -746,9 +746,30 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       }
     }
   }
+  if (auto v = parse_switch(in, "cpu_experts", in.cpu_experts); v && *v) {
+    if (is_training(w.task)) bad(in, "cpu_experts", "llama.cpp's --cpu-moe applies to --task inference");
+    if (!w.model.moe || catalog::routed_expert_params(w.model) <= 0)
+      bad(in, "cpu_experts", fmt::format("{} has no routed experts to keep on the CPU", w.model.name));
+    if (!in.gpu_layers.empty()) bad(in, "cpu_experts", "give --gpu-layers or --cpu-experts, not both");
+    if (w.engine != catalog::Engine::llamacpp)
+      bad(in, "cpu_experts",
+          fmt::format(
+              "keeping experts on the CPU is llama.cpp's --cpu-moe, which runs GGUF weights, not {} (--precision "
+              "q4_k_m, for one)",
+              w.precision));
+    if (w.tp > 1 || w.pp > 1 || w.gpus > 1)
+      bad(in, "cpu_experts", "experts on the CPU are planned for one GPU; drop --gpus/--tp/--pp");
+    w.cpu_experts = true;
+    if (in.host_bandwidth.empty()) {
+      w.host_bandwidth = kDefaultHostBandwidth;
+      w.assumptions.push_back(
+          "host RAM: 89.6 GB/s (two channels of DDR5-5600) for the experts on the CPU; --host-bandwidth for yours "
+          "(channels x MT/s x 8 bytes)");
+    }
+  }
   if (!in.host_bandwidth.empty()) {
-    if (in.gpu_layers.empty())
-      bad(in, "host_bandwidth", "applies with --gpu-layers (llama.cpp layers left on the CPU)");
+    if (in.gpu_layers.empty() && !w.cpu_experts)
+      bad(in, "host_bandwidth", "applies with --gpu-layers or --cpu-experts (llama.cpp weights left on the CPU)");
     std::string v = in.host_bandwidth;
     for (std::string_view unit : {"GB/s", "gb/s", "GBps"})
       if (v.size() > unit.size() && v.ends_with(unit)) v.resize(v.size() - unit.size());
@@ -836,6 +857,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
                                                 "offload",
                                                 "gpu_layers",
                                                 "host_bandwidth",
+                                                "cpu_experts",
                                                 "engine",
                                                 "split",
                                                 "headroom",
@@ -908,6 +930,7 @@ WorkloadInput merge_profile(const util::JsonDoc& doc, const std::string& pointer
         {"offload", &WorkloadInput::offload},
         {"gpu_layers", &WorkloadInput::gpu_layers},
         {"host_bandwidth", &WorkloadInput::host_bandwidth},
+        {"cpu_experts", &WorkloadInput::cpu_experts},
         {"engine", &WorkloadInput::engine},
         {"split", &WorkloadInput::split},
         {"headroom", &WorkloadInput::headroom},
@@ -960,6 +983,7 @@ void write(util::JsonSink& o, const Workload& w) {
   }
   if (w.gpu_layers) o("gpu_layers", *w.gpu_layers);
   if (w.host_bandwidth > 0) o("host_bandwidth_gbs", w.host_bandwidth / 1e9);
+  if (w.cpu_experts) o("cpu_experts", true);
   o("flash_attention", w.flash_attention);
   if (w.task == Task::lora || w.task == Task::qlora) {
     o("lora_rank", w.lora_rank);

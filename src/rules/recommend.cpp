@@ -795,7 +795,8 @@ namespace {
 // A way out for a language model no single GPU within the budget holds: llama.cpp's partial
 // offload. For each one-GPU plan that only the memory check rejects, the most layers that fit on the
 // GPU in a GGUF format (the user's, else Q4_K_M), the rest read from host RAM at the default host
-// bandwidth; the fastest such plan, in words. PCIe cards only: the default host is a desktop's.
+// bandwidth (for a mixture of experts, also its routed experts alone in host RAM); the fastest
+// such plan, the cheaper of two within 5%, in words. PCIe cards only: the default host is a desktop's.
 std::optional<std::string> offload_way_out(const Request& req, const Recommendation& out, const Data& data) {
   const auto& base = req.base;
   if (is_training(base.task) || !base.llm() || !base.model.is_transformer() || base.model.layers <= 1 || req.cloud ||
@@ -821,6 +822,23 @@ std::optional<std::string> offload_way_out(const Request& req, const Recommendat
     w.split = catalog::Split::layer;
     w.gpus = w.tp = w.pp = 1;
     w.host_bandwidth = estimate::kDefaultHostBandwidth;
+    auto consider = [&](const estimate::Workload& x) {
+      const auto perf = estimate::estimate_perf(x, *c.gpu, data.eff, false);
+      if (!perf.available) return;
+      // The fastest; within 5% of it (the host's RAM sets the pace), the cheaper card.
+      const double v = perf.decode_tokens_per_s.typical;
+      if (!best || v > best_speed * 1.05 || (v > best_speed / 1.05 && *c.price_usd < *best->price_usd)) {
+        best = &c;
+        best_w = x;
+        best_speed = v;
+      }
+    };
+    // A mixture of experts: its routed experts in host RAM (llama.cpp --cpu-moe), where the rest fits.
+    if (w.model.moe && catalog::routed_expert_params(w.model) > 0) {
+      estimate::Workload x = w;
+      x.cpu_experts = true;
+      if (estimate::fit(x, *c.gpu, data.eff).fits) consider(x);
+    }
     // The most layers that fit: fitting only shrinks as layers move to the GPU.
     int lo = 0, hi = w.model.layers - 1;
     w.gpu_layers = 0;
@@ -834,16 +852,16 @@ std::optional<std::string> offload_way_out(const Request& req, const Recommendat
         hi = mid - 1;
     }
     w.gpu_layers = lo;
-    const auto perf = estimate::estimate_perf(w, *c.gpu, data.eff, false);
-    if (!perf.available) continue;
-    if (!best || perf.decode_tokens_per_s.typical > best_speed) {
-      best = &c;
-      best_w = w;
-      best_speed = perf.decode_tokens_per_s.typical;
-    }
+    consider(w);
   }
   if (!best) return std::nullopt;
   const auto mem = estimate::memory_bytes(best_w, data.eff);
+  if (best_w.cpu_experts)
+    return fmt::format(
+        "keep the experts in host RAM (llama.cpp --cpu-moe, --cpu-experts): 1 x {} ({}) holds the rest, about {:.1f} "
+        "tok/s at {} GB/s of host RAM (--host-bandwidth), {} of host RAM beside it; {}",
+        best->gpu->name, best_w.precision, best_speed, util::format_number(best_w.host_bandwidth / 1e9),
+        util::format_bytes(mem.host_bytes), util::format_money(*best->price_usd));
   return fmt::format(
       "offload layers to host RAM (llama.cpp --gpu-layers {}): 1 x {} ({}) holds {} of {} layers, about {:.1f} tok/s "
       "at {} GB/s of host RAM (--host-bandwidth), {} of host RAM beside it; {}",

@@ -118,11 +118,49 @@ TEST_CASE("estimate::perf: layers left on the CPU are read from host RAM", "[per
   bad.model = "qwen2.5-14b";
   bad.host_bandwidth = "60";
   CHECK_THROWS_WITH(estimate::make_workload(bad, models()),
-                    "--host-bandwidth: applies with --gpu-layers (llama.cpp layers left on the CPU)");
+                    "--host-bandwidth: applies with --gpu-layers or --cpu-experts (llama.cpp weights left on the CPU)");
   bad.gpu_layers = "10";
   bad.host_bandwidth = "fast";
   CHECK_THROWS_WITH(estimate::make_workload(bad, models()),
                     Catch::Contains("--host-bandwidth: expected host RAM bandwidth in GB/s from 1 to 100,000"));
+}
+
+// llama.cpp --cpu-moe: a mixture-of-experts model's routed experts in host RAM, attention, shared
+// parts and the KV cache on the GPU. A step reads the k of E experts each token is routed to.
+TEST_CASE("estimate: MoE experts kept on the CPU (--cpu-experts)", "[perf][memory][offload]") {
+  WorkloadInput in;
+  in.model = "qwen3-30b-a3b";
+  in.precision = "q4_k_m";
+  in.cpu_experts = "on";
+  in.host_bandwidth = "38.4";
+  const auto w = estimate::make_workload(in, models());
+  REQUIRE(w.cpu_experts);
+  const auto& m = w.model;
+  const double routed = catalog::routed_expert_params(m);
+  CHECK(routed == Approx(128.0 * 3 * 2048 * 768 * 48));  // 128 experts of 3 x 2048 x 768, 48 layers
+  const auto mem = estimate::memory_bytes(w, eff());
+  const double weights_gpu = mem[estimate::MemoryLineId::weights] + mem[estimate::MemoryLineId::quantization_constants];
+  const double weights_host = mem.host_lines[static_cast<std::size_t>(estimate::MemoryLineId::weights)] +
+                              mem.host_lines[static_cast<std::size_t>(estimate::MemoryLineId::quantization_constants)];
+  CHECK(weights_host / (weights_gpu + weights_host) == Approx(routed / catalog::count_params(m)));
+  CHECK(mem.host_lines[static_cast<std::size_t>(estimate::MemoryLineId::kv_cache)] == 0);  // the KV cache stays
+  const auto p = estimate::estimate_perf(w, *gpus().find("rtx-5060-ti-16gb"), eff());
+  CHECK(p.bound == "host memory bandwidth");
+  CHECK(p.decode_terms.host_s ==
+        Approx(weights_host * 8 / 128 / (38.4e9 * eff().get("decode-bandwidth-host").typical)));
+  // Errors: dense models, training, and formats llama.cpp does not run.
+  auto fails = [&](WorkloadInput x, const std::string& want) {
+    CHECK_THROWS_WITH(estimate::make_workload(x, models()), Catch::Contains(want));
+  };
+  WorkloadInput dense = in;
+  dense.model = "llama-3.1-8b";
+  fails(dense, "--cpu-experts: Llama 3.1 8B has no routed experts to keep on the CPU");
+  WorkloadInput fp16 = in;
+  fp16.precision = "fp16";
+  fails(fp16, "--cpu-experts: keeping experts on the CPU is llama.cpp's --cpu-moe, which runs GGUF weights, not fp16");
+  WorkloadInput both = in;
+  both.gpu_layers = "20";
+  fails(both, "--cpu-experts: give --gpu-layers or --cpu-experts, not both");
 }
 
 TEST_CASE("estimate::perf: a machine with no published compute peak gets decode from bandwidth alone",

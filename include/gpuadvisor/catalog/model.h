@@ -133,6 +133,9 @@ double count_params(const Model& m);
 /// Parameters of one expert-parallel-free forward pass per token for MoE (shared + routed experts
 /// actually used + everything else); params for dense models.
 double count_active_params(const Model& m);
+/// Parameters of a mixture-of-experts model's routed experts (all of them, every MoE layer):
+/// experts x (2 or 3) x hidden x expert_intermediate x MoE layers; 0 for a dense model.
+double routed_expert_params(const Model& m);
 
 /// `--model 10B`: a dense decoder of exactly that many parameters with the documented default
 /// shape (docs/methodology.md, "Bare sizes"). The rule is recorded in `assumptions`.

@@ -70,7 +70,8 @@ std::string_view line_id(MemoryLineId id);
 struct MemoryBytes {
   std::array<double, kMemoryLineCount> lines{};  ///< GPU bytes by line
   double per_gpu_bytes = 0;
-  double host_bytes = 0;  ///< host RAM of one GPU's process
+  double host_bytes = 0;                              ///< host RAM of one GPU's process
+  std::array<double, kMemoryLineCount> host_lines{};  ///< host RAM bytes by line
   bool activations_known = true;
   double operator[](MemoryLineId id) const { return lines[static_cast<std::size_t>(id)]; }
 };

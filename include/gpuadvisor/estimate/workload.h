@@ -59,7 +59,7 @@ struct WorkloadInput {
   std::string task, precision, optimizer, batch, seq_len, gpus, zero, tp, pp, checkpointing, flash_attention;
   std::string lora_rank, lora_targets, kv_precision, tokens, mfu;
   std::string recipe, master_weights, gradient_dtype, optimizer_in_backward, chunked_loss, packed, activation_offload;
-  std::string offload, gpu_layers;
+  std::string offload, gpu_layers, cpu_experts;
   std::string host_bandwidth;          ///< GB/s of host RAM, for the layers --gpu-layers leaves on the CPU
   std::string engine;                  ///< an inference engine (data/engines.json)
   std::string split;                   ///< layer or tensor: how the engine splits a model over GPUs
@@ -108,6 +108,8 @@ struct Workload {
   /// Theoretical bandwidth of the host RAM the CPU layers are read from, bytes/s (--host-bandwidth;
   /// kDefaultHostBandwidth without it).
   double host_bandwidth = 0;
+  /// llama.cpp --cpu-moe: a mixture-of-experts model's routed experts in host RAM, the rest on the GPU.
+  bool cpu_experts = false;
   catalog::Engine engine = catalog::Engine::vllm;  ///< the inference engine (inference only)
   catalog::Split split = catalog::Split::tensor;   ///< how the engine splits one replica over tp GPUs
   std::optional<double> headroom;                  ///< --headroom: share of GPU memory kept free
