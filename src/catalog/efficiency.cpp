@@ -98,6 +98,12 @@ const Efficiency& Efficiency::for_run(std::string_view gpu_id, std::string_view 
   return has(scope_->gpus, gpu_id) && has(scope_->engines, engine) ? *scope_->eff : *this;
 }
 
+const Efficiency& Efficiency::for_training_memory() const {
+  if (!scope_ || !scope_->eff) return *this;
+  const auto& e = scope_->engines;
+  return std::find(e.begin(), e.end(), "training") != e.end() ? *scope_->eff : *this;
+}
+
 Efficiency Efficiency::with(Factor f) const {
   auto factors = factors_;
   std::string id = f.id;

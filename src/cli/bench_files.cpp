@@ -244,11 +244,240 @@ void read_vllm_serve(const util::Json& o, int line, BenchFile& f) {
   f.runs.push_back(r);
 }
 
+// SGLang bench_serving --output-file JSON Lines: the per-sequence decode rate from the mean TPOT
+// (or the inter-token latency) at the concurrency the run measured ("concurrency"; older results:
+// Little's law, completed / duration x mean end-to-end latency).
+void read_sglang_serve(const util::Json& o, int line, BenchFile& f) {
+  BenchRun r;
+  r.line = line;
+  r.engine = "sglang";
+  r.model = text_member(o, "model_id");
+  r.kind = MeasureKind::decode;
+  const double completed = number_member(o, "completed");
+  double step_ms = number_member(o, "mean_tpot_ms");
+  if (!(step_ms > 0)) step_ms = number_member(o, "mean_itl_ms");
+  if (!(step_ms > 0)) step_ms = number_member(o, "median_itl_ms");
+  r.value = step_ms > 0 ? 1000 / step_ms : 0;
+  double concurrency = number_member(o, "concurrency");
+  const double duration = number_member(o, "duration"), e2e_ms = number_member(o, "mean_e2e_latency_ms");
+  if (!(concurrency > 0) && completed > 0 && duration > 0 && e2e_ms > 0)
+    concurrency = completed / duration * e2e_ms / 1000;
+  r.batch = std::max<long long>(1, std::llround(concurrency));
+  if (completed > 0) {
+    r.prompt_tokens = count(number_member(o, "total_input_tokens") / completed);
+    r.generated_tokens = count(number_member(o, "total_output_tokens") / completed);
+  }
+  if (!(concurrency > 0)) r.skip = "no concurrency in the result, nor the duration and latency to derive it";
+  if (!(r.value > 0)) r.skip = "no mean_tpot_ms or inter-token latency";
+  f.runs.push_back(r);
+}
+
 bool looks_like_smi_csv(const std::string& first) {
   const std::string l = util::lower(first);
   return l.find("name") != std::string::npos && l.find(',') != std::string::npos &&
          (l.find("memory.total") != std::string::npos || l.find("pci.bus_id") != std::string::npos ||
           l.find("driver_version") != std::string::npos);
+}
+
+// The number after `key` in `line` ("tps: 5,917", "peak_memory_alloc:27.44"), thousands commas
+// dropped; nullopt when the key is absent or no number follows.
+std::optional<double> number_after(std::string_view line, std::string_view key) {
+  const auto at = line.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t i = at + key.size();
+  while (i < line.size() && (line[i] == ' ' || line[i] == ':' || line[i] == '=' || line[i] == '\t')) ++i;
+  std::string digits;
+  for (; i < line.size(); ++i) {
+    const char c = line[i];
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' ||
+        ((c == '+' || c == '-') && !digits.empty() && (digits.back() == 'e' || digits.back() == 'E')))
+      digits += c;
+    else if (c == ',' && !digits.empty() && i + 1 < line.size() &&
+             std::isdigit(static_cast<unsigned char>(line[i + 1])))
+      continue;
+    else
+      break;
+  }
+  auto v = util::parse_number(digits);
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return *v;
+}
+
+// A training log's rate: the median over its steps after the first fifth (warm-up, compilation).
+double steady(std::vector<double> v) {
+  if (v.empty()) return 0;
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 5));
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One run per metric of a training log: the steady rate and the peak memory over its steps.
+void training_runs(BenchFile& f, const std::vector<double>& rates, int rate_line, MeasureKind kind,
+                   const std::vector<double>& memory, int memory_line, estimate::MemoryCounts counts,
+                   const BenchRun& base) {
+  if (!rates.empty()) {
+    BenchRun r = base;
+    r.line = rate_line;
+    r.kind = kind;
+    r.value = steady(rates);
+    if (rates.size() < 3) r.skip = "fewer than 3 steps: no steady rate after warm-up";
+    f.runs.push_back(r);
+  }
+  if (!memory.empty()) {
+    BenchRun r = base;
+    r.line = memory_line;
+    r.kind = MeasureKind::train_memory;
+    r.value = *std::max_element(memory.begin(), memory.end());
+    r.counts = counts;
+    f.runs.push_back(r);
+  }
+}
+
+// torchtitan: "step: 10  loss: 9.9  memory: 49.66GiB(52.28%)  tps: 2,397  tflops: 138.80  mfu: 14.03%"
+// (older: "wps:"), tokens/s per GPU and the peak of reserved memory; "CUDA capacity: NVIDIA H100
+// with 94.99GiB memory" names the device, NGPU=8 the count.
+BenchFile read_torchtitan(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "torchtitan training log", {}, {}};
+  BenchRun base;
+  std::vector<double> rates, memory;
+  int rate_line = 0, memory_line = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (auto at = l.find("CUDA capacity: "); at != std::string::npos) {
+      const auto end = l.find(" with ", at);
+      if (end != std::string::npos) base.gpu_name = util::trim(l.substr(at + 15, end - at - 15));
+    }
+    if (auto n = number_after(l, "NGPU=")) base.gpus = static_cast<int>(count(*n));
+    if (l.find("step:") == std::string::npos) continue;
+    auto tps = number_after(l, "tps:");
+    if (!tps) tps = number_after(l, "wps:");
+    if (tps) {
+      rates.push_back(*tps);
+      if (!rate_line) rate_line = static_cast<int>(i + 1);
+    }
+    if (auto m = number_after(l, "memory:")) {
+      memory.push_back(*m);
+      if (!memory_line) memory_line = static_cast<int>(i + 1);
+    }
+  }
+  training_runs(f, rates, rate_line, MeasureKind::train_per_gpu, memory, memory_line, estimate::MemoryCounts::reserved,
+                base);
+  return f;
+}
+
+// torchtune: "Step 10 | loss:1.2 lr:2e-05 tokens_per_second_per_gpu:2579.4 peak_memory_active:18.9
+// peak_memory_alloc:18.9 peak_memory_reserved:21.3" (GiB).
+BenchFile read_torchtune(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "torchtune training log", {}, {}};
+  std::vector<double> rates, memory;
+  int rate_line = 0, memory_line = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (auto v = number_after(l, "tokens_per_second_per_gpu")) {
+      rates.push_back(*v);
+      if (!rate_line) rate_line = static_cast<int>(i + 1);
+    }
+    if (auto v = number_after(l, "peak_memory_alloc")) {
+      memory.push_back(*v);
+      if (!memory_line) memory_line = static_cast<int>(i + 1);
+    }
+  }
+  training_runs(f, rates, rate_line, MeasureKind::train_per_gpu, memory, memory_line, estimate::MemoryCounts::allocated,
+                BenchRun{});
+  return f;
+}
+
+// Megatron-LM: " iteration 10/ 500000 | ... | throughput per GPU (TFLOP/s/GPU): 137.5 | ..." and the
+// arguments' "world size: 16, data-parallel size: 4, ... tensor-model-parallel size: 4,
+// pipeline-model-parallel size: 1".
+BenchFile read_megatron(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "Megatron-LM training log", {}, {}};
+  BenchRun base;
+  std::vector<double> rates, samples;  // TFLOP/s per GPU; samples/s where the log prints no TFLOP/s
+  int rate_line = 0, sample_line = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    const auto ms = number_after(l, "elapsed time per iteration (ms)");
+    const auto gbs = number_after(l, "global batch size");
+    if (ms && gbs && *ms > 0) {
+      samples.push_back(*gbs / (*ms / 1000));
+      if (!sample_line) sample_line = static_cast<int>(i + 1);
+    }
+    if (auto n = number_after(l, "world size")) base.gpus = static_cast<int>(count(*n));
+    if (auto n = number_after(l, "tensor-model-parallel size")) base.tp = static_cast<int>(count(*n));
+    if (auto n = number_after(l, "pipeline-model-parallel size")) base.pp = static_cast<int>(count(*n));
+    if (auto v = number_after(l, "throughput per GPU (TFLOP/s/GPU)")) {
+      rates.push_back(*v);
+      if (!rate_line) rate_line = static_cast<int>(i + 1);
+    }
+  }
+  if (!rates.empty()) {
+    training_runs(f, rates, rate_line, MeasureKind::train_tflops, {}, 0, estimate::MemoryCounts::allocated, base);
+  } else {
+    // Megatron-Bridge and NeMo print the iteration time and global batch without TFLOP/s: samples/s,
+    // made tokens/s per GPU with --seq-len and --gpus.
+    base.per_sample = true;
+    training_runs(f, samples, sample_line, MeasureKind::train_per_gpu, {}, 0, estimate::MemoryCounts::allocated, base);
+  }
+  return f;
+}
+
+// Hugging Face Trainer: the final "{'train_runtime': 40.1, 'train_samples_per_second': 12.476, ...}".
+BenchFile read_hf_trainer(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "Hugging Face Trainer log", {}, {}};
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (auto v = number_after(lines[i], "'train_samples_per_second'")) {
+      BenchRun r;
+      r.line = static_cast<int>(i + 1);
+      r.kind = MeasureKind::train_per_gpu;
+      r.value = *v;
+      r.per_sample = true;
+      f.runs.push_back(r);
+    }
+  return f;
+}
+
+// SGLang bench_serving's "============ Serving Benchmark Result ============" block: the mean
+// inter-token latency (or TPOT) at the mean concurrency the benchmark measured.
+BenchFile read_sglang_serving(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "SGLang bench_serving result", {}, {}};
+  std::string model;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (auto at = l.find("model='"); at != std::string::npos) {
+      const auto end = l.find('\'', at + 7);
+      if (end != std::string::npos) model = l.substr(at + 7, end - at - 7);
+    }
+    if (l.find("Serving Benchmark Result") == std::string::npos) continue;
+    BenchRun r;
+    r.line = static_cast<int>(i + 1);
+    r.engine = "sglang";
+    r.model = model;
+    r.kind = MeasureKind::decode;
+    double ok = 0, in = 0, out = 0, concurrency = 0, itl = 0, tpot = 0;
+    for (std::size_t j = i + 1; j < lines.size() && lines[j].find("=====") == std::string::npos; ++j) {
+      const std::string& k = lines[j];
+      if (auto v = number_after(k, "Successful requests:")) ok = *v;
+      if (auto v = number_after(k, "Total input tokens:")) in = *v;
+      if (auto v = number_after(k, "Total generated tokens:")) out = *v;
+      if (auto v = number_after(k, "Concurrency:"); v && k.find("Max ") == std::string::npos) concurrency = *v;
+      if (auto v = number_after(k, "Mean ITL (ms):")) itl = *v;
+      if (auto v = number_after(k, "Mean TPOT (ms):")) tpot = *v;
+    }
+    const double step_ms = tpot > 0 ? tpot : itl;
+    r.value = step_ms > 0 ? 1000 / step_ms : 0;
+    r.batch = std::max<long long>(1, std::llround(concurrency));
+    if (ok > 0) {
+      r.prompt_tokens = count(in / ok);
+      r.generated_tokens = count(out / ok);
+    }
+    if (!(concurrency > 0))
+      r.skip = "no measured Concurrency in the result: the sequences decoding together are not known";
+    if (!(r.value > 0)) r.skip = "no Mean ITL or Mean TPOT in the result";
+    f.runs.push_back(r);
+  }
+  return f;
 }
 
 [[noreturn]] void unknown_format(const std::string& path) {
@@ -263,9 +492,10 @@ BenchFile read_bench_file(const std::string& path, const std::string& text) {
   while (first < lines.size() && util::trim(lines[first]).empty()) ++first;
   if (first == lines.size()) throw Error(fmt::format("{}: empty file (it reads {})", path, kBenchFormats));
   const std::string head = util::trim(lines[first]);
-  // A JSON document, or JSON Lines.
-  if (head.front() == '{' || head.front() == '[') {
-    std::vector<std::pair<util::Json, int>> objects;
+  // A JSON document, or JSON Lines (a Hugging Face Trainer log's Python dicts are neither).
+  const bool python_dicts = head.front() == '{' && head.find("{'") != std::string::npos;
+  std::vector<std::pair<util::Json, int>> objects;
+  if ((head.front() == '{' || head.front() == '[') && !python_dicts) {
     if (auto doc = util::JsonDoc::parse(text, path)) {
       const auto& root = doc->root();
       if (root.is_array()) {
@@ -278,14 +508,22 @@ BenchFile read_bench_file(const std::string& path, const std::string& text) {
       for (std::size_t i = 0; i < lines.size(); ++i) {
         if (util::trim(lines[i]).empty()) continue;
         auto one = util::JsonDoc::parse(lines[i], path);
-        if (!one || !one->root().is_object()) unknown_format(path);
+        // Not JSON Lines: a log whose lines start with "[rank0]:" or "{'loss'" is read as text below.
+        if (!one || !one->root().is_object()) {
+          objects.clear();
+          break;
+        }
         objects.emplace_back(one->root(), static_cast<int>(i + 1));
       }
     }
-    if (objects.empty()) unknown_format(path);
+  }
+  if (!objects.empty()) {
     BenchFile f{path, "", {}, {}};
     for (const auto& [o, line] : objects) {
-      if (o.contains("avg_ts") && o.contains("model_type")) {
+      if (util::starts_with(text_member(o, "backend"), "sglang")) {
+        f.format = "SGLang bench_serving JSON";
+        read_sglang_serve(o, line, f);
+      } else if (o.contains("avg_ts") && o.contains("model_type")) {
         f.format = "llama-bench JSON";
         read_llama_bench_object(o, line, f);
       } else if (o.contains("mean_tpot_ms") || (o.contains("output_throughput") && o.contains("model_id"))) {
@@ -318,6 +556,24 @@ BenchFile read_bench_file(const std::string& path, const std::string& text) {
     if (util::starts_with(util::trim(l), "|") && l.find("t/s") != std::string::npos &&
         l.find("model") != std::string::npos)
       return read_llama_bench_markdown(path, lines);
+  auto any = [&](auto&& pred) { return std::any_of(lines.begin(), lines.end(), pred); };
+  if (any([](const std::string& l) { return l.find("Serving Benchmark Result") != std::string::npos; }))
+    return read_sglang_serving(path, lines);
+  if (any([](const std::string& l) { return l.find("tokens_per_second_per_gpu") != std::string::npos; }))
+    return read_torchtune(path, lines);
+  if (any([](const std::string& l) {
+        return l.find("step:") != std::string::npos &&
+               (l.find("tps:") != std::string::npos || l.find("wps:") != std::string::npos);
+      }))
+    return read_torchtitan(path, lines);
+  if (any([](const std::string& l) {
+        return l.find("throughput per GPU (TFLOP/s/GPU)") != std::string::npos ||
+               (l.find("elapsed time per iteration (ms)") != std::string::npos &&
+                l.find("global batch size") != std::string::npos);
+      }))
+    return read_megatron(path, lines);
+  if (any([](const std::string& l) { return l.find("'train_samples_per_second'") != std::string::npos; }))
+    return read_hf_trainer(path, lines);
   unknown_format(path);
 }
 

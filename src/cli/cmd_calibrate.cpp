@@ -13,6 +13,7 @@
 #include "gpuadvisor/estimate/measurement.h"
 #include "gpuadvisor/util/json.h"
 #include "gpuadvisor/util/text.h"
+#include "gpuadvisor/util/units.h"
 
 namespace gpuadvisor::cli {
 namespace {
@@ -20,6 +21,8 @@ namespace {
 struct CalibrateOptions {
   std::vector<std::string> files;
   std::string model, gpu, gpus, precision, engine;
+  // Training logs rarely state the workload: the user's, as the workload flags take it.
+  std::string task, batch, seq_len, zero, tp, checkpointing, recipe;
   std::string output = "gpuadvisor-calibration.json";
 };
 
@@ -101,14 +104,45 @@ std::vector<Used> match_runs(Context& ctx, const CalibrateOptions& o, const std:
       m.gpu = gpu->id;
       m.in.model = !o.model.empty() ? o.model : r.model;
       m.in.precision = !o.precision.empty() ? o.precision : r.precision;
-      m.in.engine = !o.engine.empty() ? o.engine : r.engine;
       m.in.gpus = !o.gpus.empty() ? o.gpus : r.gpus > 1 ? std::to_string(r.gpus) : "";
-      m.in.batch = std::to_string(r.batch);
-      m.prompt_tokens = r.prompt_tokens;
-      m.generated_tokens = r.generated_tokens;
-      long long ctx_len = r.prompt_tokens + r.generated_tokens / 2;
-      if (r.kind == estimate::MeasureKind::prefill) ctx_len = r.prompt_tokens;
-      m.in.seq_len = std::to_string(std::max<long long>(ctx_len, 1));
+      const bool training = r.kind == estimate::MeasureKind::train_per_gpu ||
+                            r.kind == estimate::MeasureKind::train_tflops ||
+                            r.kind == estimate::MeasureKind::train_mfu || r.kind == estimate::MeasureKind::train_memory;
+      if (training) {
+        m.in.task = !o.task.empty() ? o.task : "train";
+        m.in.batch = o.batch;
+        m.in.seq_len = o.seq_len;
+        m.in.zero = o.zero;
+        m.in.checkpointing = o.checkpointing;
+        m.in.recipe = o.recipe;
+        m.in.tp = !o.tp.empty() ? o.tp : r.tp > 1 ? std::to_string(r.tp) : "";
+        if (r.pp > 1) m.in.pp = std::to_string(r.pp);
+        if (r.kind == estimate::MeasureKind::train_memory) {
+          m.memory.unit_bytes = 1024.0 * 1024 * 1024;
+          m.memory.counts = r.counts;
+        }
+        if (r.per_sample) {
+          // Samples/s over the job: tokens/s per GPU needs the tokens per sample and the GPUs.
+          if (o.seq_len.empty()) {
+            skipped.emplace_back(where, "the log reports samples/s: give --seq-len (tokens per sample) and --gpus");
+            continue;
+          }
+          const auto g = util::parse_number(m.in.gpus);
+          const double gpus = g && *g >= 1 ? *g : 1;
+          const auto seq = util::parse_count(o.seq_len);
+          if (!seq || !(*seq > 0))
+            throw Error(fmt::format("--seq-len: expected a token count, got {}", util::quote(o.seq_len)));
+          m.expected = r.value * *seq / gpus;
+        }
+      } else {
+        m.in.engine = !o.engine.empty() ? o.engine : r.engine;
+        m.in.batch = std::to_string(r.batch);
+        m.prompt_tokens = r.prompt_tokens;
+        m.generated_tokens = r.generated_tokens;
+        long long ctx_len = r.prompt_tokens + r.generated_tokens / 2;
+        if (r.kind == estimate::MeasureKind::prefill) ctx_len = r.prompt_tokens;
+        m.in.seq_len = std::to_string(std::max<long long>(ctx_len, 1));
+      }
       if (o.model.empty() && !r.model_desc.empty()) {
         skipped.emplace_back(where, fmt::format("{} is a mixture-of-experts model: its parameter count does not give "
                                                 "its shape (give --model)",
@@ -279,7 +313,8 @@ void run_calibrate(Context& ctx, const CalibrateOptions& o) {
   std::set<std::string> gpus, engines;
   for (const auto* p : records) {
     gpus.insert(p->gpu->id);
-    engines.insert(std::string(catalog::name(p->w.engine)));
+    // Training runs are not an engine's: their scope is "training", every framework's on the GPU.
+    engines.insert(is_training(p->w.task) ? std::string("training") : std::string(catalog::name(p->w.engine)));
   }
   // The file.
   auto j = report::envelope("calibrate");
@@ -331,6 +366,15 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   cmd->add_option("--gpu", o->gpu, "The GPU measured, where the file does not name it");
   cmd->add_option("--gpus", o->gpus, "GPUs the runs used, where the file does not say");
   cmd->add_option("--precision", o->precision, "Weight format measured, where the file does not say (fp16, fp8, ...)");
+  const std::string tg = "Training logs (the workload they ran, as the workload flags take it)";
+  cmd->add_option("--task", o->task, "train (default), lora or qlora; inference runs are the serving benchmarks'")
+      ->group(tg);
+  cmd->add_option("--batch", o->batch, "Micro-batch per GPU")->group(tg);
+  cmd->add_option("--seq-len", o->seq_len, "Sequence length (tokens per sample)")->group(tg);
+  cmd->add_option("--zero", o->zero, "ZeRO stage 0-3 or fsdp")->group(tg);
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degree, where the log does not say")->group(tg);
+  cmd->add_option("--checkpointing", o->checkpointing, "Activation checkpointing: none, selective, full")->group(tg);
+  cmd->add_option("--recipe", o->recipe, "The framework's memory defaults (torchtune, fsdp, megatron, ...)")->group(tg);
   cmd->add_option(
       "--engine", o->engine,
       "Engine measured, where the file does not say: llama.cpp, vllm, sglang, trt-llm, transformers, exllamav2");

@@ -142,8 +142,8 @@ MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
   const std::string_view checkpointing = w.checkpointing, kind = m.kind;
   return {w.format(),
           find_optimizer(w.optimizer),
-          is_training(w.task) ? &eff.get(FactorId::activation_memory) : nullptr,
-          is_training(w.task) ? &eff.get(FactorId::logits_memory) : nullptr,
+          is_training(w.task) ? &eff.for_training_memory().get(FactorId::activation_memory) : nullptr,
+          is_training(w.task) ? &eff.for_training_memory().get(FactorId::logits_memory) : nullptr,
           eff.get(FactorId::cuda_context),
           eff.get(FactorId::fragmentation),
           checkpointing == "full",
@@ -527,6 +527,9 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
                      out.lines.push_back({std::string(line_id(id)), std::string(label), per_gpu, per_gpu * N,
                                           explain ? std::string(formula()) : std::string(), host});
                    });
+  if (explain && is_training(w.task) && &eff.for_training_memory() != &eff)
+    out.assumptions.push_back(eff.scope()->label +
+                              ": its activation and logit memory factors, on every GPU (they describe the framework)");
   if (!out.activations_known) {
     const auto& m = w.model;
     out.assumptions.push_back(fmt::format("activation memory of {} is not included: no published per-image figure ({})",

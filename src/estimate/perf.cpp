@@ -260,7 +260,9 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   PerfEstimate out;
   // A user's calibration answers for the GPUs and engines it was measured on.
   const bool engine_run = !is_training(w.task) && w.llm();
-  const auto& eff = published.for_run(gpu.id, engine_run ? catalog::name(w.engine) : std::string_view());
+  const auto& eff = published.for_run(gpu.id, engine_run            ? catalog::name(w.engine)
+                                              : is_training(w.task) ? std::string_view("training")
+                                                                    : std::string_view());
   if (explain && &eff != &published) out.assumptions.push_back(published.scope()->label);
   const auto& m = w.model;
   auto peak = compute_peak(w, gpu);

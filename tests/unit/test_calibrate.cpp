@@ -103,9 +103,12 @@ TEST_CASE("calibrate: a file of no known format is exit 2 naming the formats", "
   std::ofstream(bad) << "hello\n";
   auto r = run_cli({"calibrate", bad});
   CHECK(r.code == 2);
-  CHECK(r.err == "gpuadvisor: error: " + bad +
-                     ": not a format calibrate reads (it reads llama-bench markdown or -o json/jsonl, vLLM bench serve "
-                     "(benchmark_serving.py) JSON, vLLM benchmark_throughput.py JSON, nvidia-smi --query-gpu CSV)\n");
+  CHECK(r.err ==
+        "gpuadvisor: error: " + bad +
+            ": not a format calibrate reads (it reads llama-bench markdown or -o json/jsonl, vLLM bench serve "
+            "(benchmark_serving.py) JSON, vLLM benchmark_throughput.py JSON, SGLang bench_serving result and JSON, "
+            "torchtune, torchtitan, Megatron-LM and Hugging Face Trainer training logs, nvidia-smi --query-gpu "
+            "CSV)\n");
   auto c = run_cli({"estimate", "--model", "7B", "--gpu", "t4", "--calibration", bad});
   CHECK(c.code == 2);
 }
@@ -124,4 +127,95 @@ TEST_CASE("calibrate: a README among the outputs is skipped and said; a mixture-
   CHECK(reasons.find("SOURCES.md: not a format calibrate reads") != std::string::npos);
   CHECK(reasons.find("\"qwen35moe 35B.A3B Q4_K - Medium\" is a mixture-of-experts model: its parameter count does not "
                      "give its shape (give --model)") != std::string::npos);
+}
+
+namespace {
+
+// calibrate's JSON for `args` (the fixtures named relative to tests/fixtures/calibrate).
+util::Json calibrate_json(std::vector<std::string> files, std::vector<std::string> flags) {
+  std::vector<std::string> args{"calibrate"};
+  for (auto& f : files) args.push_back(source_path("tests/fixtures/calibrate/" + f));
+  for (auto& f : flags) args.push_back(f);
+  args.insert(args.end(), {"--format", "json", "-o", temp_path("training.json")});
+  auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return util::Json::parse(r.out);
+}
+
+const util::Json* measurement(const util::Json& j, const std::string& kind, const std::string& file_part) {
+  for (const auto& m : j["measurements"])
+    if (m["kind"] == kind && m["source"].get<std::string>().find(file_part) != std::string::npos) return &m;
+  return nullptr;
+}
+
+}  // namespace
+
+// Training logs as the frameworks print them (tests/fixtures/calibrate/SOURCES.md): a steady rate
+// (the median of the steps after the first fifth) and the peak memory; the workload from the flags.
+TEST_CASE("calibrate: torchtitan, torchtune, Megatron-LM and HF Trainer logs", "[calibrate][training]") {
+  SECTION("torchtitan: tokens/s per GPU and reserved memory; the log names the device and NGPU") {
+    auto j = calibrate_json({"torchtitan-8xh100-llama3-8b-seq8192.log"},
+                            {"--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--zero", "fsdp", "--batch", "1",
+                             "--seq-len", "8192", "--checkpointing", "selective"});
+    CHECK(j["files"][0]["format"] == "torchtitan training log");
+    const auto* rate = measurement(j, "train_tokens_per_s_per_gpu", "torchtitan");
+    const auto* mem = measurement(j, "train_memory", "torchtitan");
+    REQUIRE(rate);
+    REQUIRE(mem);
+    CHECK((*rate)["gpus"] == 8);  // NGPU=8
+    CHECK((*rate)["measured"].get<double>() > 5000);
+    CHECK((*mem)["measured"].get<double>() == Approx(49.66));  // the peak "memory: 49.66GiB(52.28%)"
+    CHECK(j["scope"]["engines"] == util::Json::array({"training"}));
+  }
+  SECTION("torchtune: tokens_per_second_per_gpu and peak_memory_alloc") {
+    auto j = calibrate_json({"torchtune-llama4-scout-full-distributed.log"},
+                            {"--model", "llama-4-scout", "--gpu", "h100-sxm", "--gpus", "4", "--zero", "fsdp"});
+    CHECK(j["files"][0]["format"] == "torchtune training log");
+    const auto* mem = measurement(j, "train_memory", "torchtune");
+    REQUIRE(mem);
+    CHECK((*mem)["measured"].get<double>() > 27);
+  }
+  SECTION("Megatron-LM: TFLOP/s per GPU (the excerpt has no argument block: --gpus and --tp say the layout)") {
+    auto j = calibrate_json(
+        {"megatron-16xh100-mixtral-8x7b-tp4.log"},
+        {"--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--gpus", "16", "--tp", "4", "--seq-len", "4096"});
+    const auto* rate = measurement(j, "train_tflops_per_gpu", "megatron");
+    REQUIRE(rate);
+    CHECK((*rate)["gpus"] == 16);
+    CHECK((*rate)["measured"].get<double>() == Approx(130.1));  // iterations 10-12: 137.5, 130.1, 128.1
+  }
+  SECTION("HF Trainer: samples/s made tokens/s per GPU with --seq-len and --gpus; without them, skipped") {
+    auto j = calibrate_json({"hf-trainer-llama3-8b-medusa-bs4-seq1024.log"},
+                            {"--model", "llama-3.1-8b", "--gpu", "a100-80gb-sxm", "--gpus", "8", "--seq-len", "1024",
+                             "--batch", "4", "--zero", "fsdp", "--checkpointing", "full"});
+    const auto* rate = measurement(j, "train_tokens_per_s_per_gpu", "hf-trainer");
+    REQUIRE(rate);
+    CHECK((*rate)["measured"].get<double>() == Approx(12.476 * 1024 / 8));
+    auto k = calibrate_json({"hf-trainer-llama3-8b-medusa-bs4-seq1024.log"},
+                            {"--model", "llama-3.1-8b", "--gpu", "a100-80gb-sxm"});
+    REQUIRE(k["skipped"].size() == 1);
+    CHECK(k["skipped"][0]["reason"] == "the log reports samples/s: give --seq-len (tokens per sample) and --gpus");
+  }
+}
+
+// SGLang bench_serving: the printed result block and the --output-file JSON Lines. The decode rate
+// per sequence is 1000 / the mean inter-token latency (or TPOT) at the concurrency measured; older
+// JSON gives none, and Little's law over completed / duration x mean end-to-end latency stands in.
+TEST_CASE("calibrate: SGLang bench_serving results", "[calibrate]") {
+  auto j =
+      calibrate_json({"sglang-bench-serving-8xh200-deepseek-r1.log", "sglang-bench-serving-h100-sxm-sharegpt.jsonl"},
+                     {"--model", "llama-3.1-8b", "--gpu", "h100-sxm"});
+  CHECK(j["files"][0]["format"] == "SGLang bench_serving result");
+  CHECK(j["files"][1]["format"] == "SGLang bench_serving JSON");
+  const auto* block = measurement(j, "decode_tokens_per_s", "deepseek");
+  REQUIRE(block);
+  CHECK((*block)["measured"].get<double>() == Approx(1000 / 36.34));  // Mean ITL (ms): 36.34
+  CHECK((*block)["batch"] == 48);                                     // Concurrency: 48.35
+  CHECK((*block)["engine"] == "sglang");
+  CHECK((*block)["prompt_tokens"] == 1000);
+  const auto* line = measurement(j, "decode_tokens_per_s", "sharegpt.jsonl:2");
+  REQUIRE(line);
+  CHECK((*line)["measured"].get<double>() == Approx(1000 / 5.3678154945373535));  // median_itl_ms
+  CHECK((*line)["batch"] == 2);                                                   // 300 / 152.4 s x 1.1425 s
 }

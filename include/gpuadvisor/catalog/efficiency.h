@@ -121,9 +121,12 @@ class Efficiency {
   const std::map<std::string, Factor, std::less<>>& all() const { return factors_; }
   /// A copy that answers for(gpu, engine) with the calibration's factors inside its scope.
   Efficiency with_scope(CalibrationScope scope) const;
-  /// The factors for a GPU and engine (empty engine: training): the calibration's inside its
+  /// The factors for a GPU and engine ("training" for training runs): the calibration's inside its
   /// scope, these otherwise.
   const Efficiency& for_run(std::string_view gpu_id, std::string_view engine) const;
+  /// The memory factors of training: a calibration's from training logs, whatever the GPU (they
+  /// describe the framework's allocations, not the card), else these.
+  const Efficiency& for_training_memory() const;
   const CalibrationScope* scope() const { return scope_.get(); }
   bool operator==(const Efficiency& o) const { return factors_ == o.factors_; }
 
