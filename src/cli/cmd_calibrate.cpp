@@ -1,5 +1,5 @@
-// gpuadvisor calibrate: fit the speed factors to the user's own benchmark outputs, and write a
-// calibration file that --calibration applies to the GPUs and engines measured.
+// gpuadvisor calibrate: fit the speed and memory factors to the user's own benchmark outputs and
+// training logs, and write a calibration file that --calibration applies to what was measured.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -358,7 +358,7 @@ void run_calibrate(Context& ctx, const CalibrateOptions& o) {
 void setup_calibrate(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CalibrateOptions>();
   auto* cmd = app.add_subcommand("calibrate",
-                                 "Fit the speed factors to your own benchmark outputs and write a calibration file");
+                                 "Fit the speed and memory factors to your own benchmark outputs and training logs, and write a calibration file");
   cmd->add_option("files", o->files, fmt::format("Benchmark outputs, read by their content: {}", kBenchFormats))
       ->required()
       ->type_name("FILE");
