@@ -357,8 +357,9 @@ void run_calibrate(Context& ctx, const CalibrateOptions& o) {
 
 void setup_calibrate(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CalibrateOptions>();
-  auto* cmd = app.add_subcommand("calibrate",
-                                 "Fit the speed and memory factors to your own benchmark outputs and training logs, and write a calibration file");
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "Fit the speed and memory factors to your own benchmark outputs and training logs, and write a calibration file");
   cmd->add_option("files", o->files, fmt::format("Benchmark outputs, read by their content: {}", kBenchFormats))
       ->required()
       ->type_name("FILE");
