@@ -312,23 +312,33 @@ double steady(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// One metric of a training log: its value at each step, and the line of the first.
+struct Series {
+  std::vector<double> values;
+  int line = 0;
+  void add(std::optional<double> v, std::size_t index) {
+    if (!v) return;
+    values.push_back(*v);
+    if (!line) line = static_cast<int>(index + 1);
+  }
+};
+
 // One run per metric of a training log: the steady rate and the peak memory over its steps.
-void training_runs(BenchFile& f, const std::vector<double>& rates, int rate_line, MeasureKind kind,
-                   const std::vector<double>& memory, int memory_line, estimate::MemoryCounts counts,
-                   const BenchRun& base) {
-  if (!rates.empty()) {
+void training_runs(BenchFile& f, const Series& rates, MeasureKind kind, const Series& memory,
+                   estimate::MemoryCounts counts, const BenchRun& base) {
+  if (!rates.values.empty()) {
     BenchRun r = base;
-    r.line = rate_line;
+    r.line = rates.line;
     r.kind = kind;
-    r.value = steady(rates);
-    if (rates.size() < 3) r.skip = "fewer than 3 steps: no steady rate after warm-up";
+    r.value = steady(rates.values);
+    if (rates.values.size() < 3) r.skip = "fewer than 3 steps: no steady rate after warm-up";
     f.runs.push_back(r);
   }
-  if (!memory.empty()) {
+  if (!memory.values.empty()) {
     BenchRun r = base;
-    r.line = memory_line;
+    r.line = memory.line;
     r.kind = MeasureKind::train_memory;
-    r.value = *std::max_element(memory.begin(), memory.end());
+    r.value = *std::max_element(memory.values.begin(), memory.values.end());
     r.counts = counts;
     f.runs.push_back(r);
   }
@@ -340,8 +350,7 @@ void training_runs(BenchFile& f, const std::vector<double>& rates, int rate_line
 BenchFile read_torchtitan(const std::string& path, const std::vector<std::string>& lines) {
   BenchFile f{path, "torchtitan training log", {}, {}};
   BenchRun base;
-  std::vector<double> rates, memory;
-  int rate_line = 0, memory_line = 0;
+  Series rates, memory;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
     if (auto at = l.find("CUDA capacity: "); at != std::string::npos) {
@@ -351,18 +360,10 @@ BenchFile read_torchtitan(const std::string& path, const std::vector<std::string
     if (auto n = number_after(l, "NGPU=")) base.gpus = static_cast<int>(count(*n));
     if (l.find("step:") == std::string::npos) continue;
     auto tps = number_after(l, "tps:");
-    if (!tps) tps = number_after(l, "wps:");
-    if (tps) {
-      rates.push_back(*tps);
-      if (!rate_line) rate_line = static_cast<int>(i + 1);
-    }
-    if (auto m = number_after(l, "memory:")) {
-      memory.push_back(*m);
-      if (!memory_line) memory_line = static_cast<int>(i + 1);
-    }
+    rates.add(tps ? tps : number_after(l, "wps:"), i);
+    memory.add(number_after(l, "memory:"), i);
   }
-  training_runs(f, rates, rate_line, MeasureKind::train_per_gpu, memory, memory_line, estimate::MemoryCounts::reserved,
-                base);
+  training_runs(f, rates, MeasureKind::train_per_gpu, memory, estimate::MemoryCounts::reserved, base);
   return f;
 }
 
@@ -370,21 +371,12 @@ BenchFile read_torchtitan(const std::string& path, const std::vector<std::string
 // peak_memory_alloc:18.9 peak_memory_reserved:21.3" (GiB).
 BenchFile read_torchtune(const std::string& path, const std::vector<std::string>& lines) {
   BenchFile f{path, "torchtune training log", {}, {}};
-  std::vector<double> rates, memory;
-  int rate_line = 0, memory_line = 0;
+  Series rates, memory;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string& l = lines[i];
-    if (auto v = number_after(l, "tokens_per_second_per_gpu")) {
-      rates.push_back(*v);
-      if (!rate_line) rate_line = static_cast<int>(i + 1);
-    }
-    if (auto v = number_after(l, "peak_memory_alloc")) {
-      memory.push_back(*v);
-      if (!memory_line) memory_line = static_cast<int>(i + 1);
-    }
+    rates.add(number_after(lines[i], "tokens_per_second_per_gpu"), i);
+    memory.add(number_after(lines[i], "peak_memory_alloc"), i);
   }
-  training_runs(f, rates, rate_line, MeasureKind::train_per_gpu, memory, memory_line, estimate::MemoryCounts::allocated,
-                BenchRun{});
+  training_runs(f, rates, MeasureKind::train_per_gpu, memory, estimate::MemoryCounts::allocated, BenchRun{});
   return f;
 }
 
@@ -394,31 +386,24 @@ BenchFile read_torchtune(const std::string& path, const std::vector<std::string>
 BenchFile read_megatron(const std::string& path, const std::vector<std::string>& lines) {
   BenchFile f{path, "Megatron-LM training log", {}, {}};
   BenchRun base;
-  std::vector<double> rates, samples;  // TFLOP/s per GPU; samples/s where the log prints no TFLOP/s
-  int rate_line = 0, sample_line = 0;
+  Series rates, samples;  // TFLOP/s per GPU; samples/s where the log prints no TFLOP/s
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
     const auto ms = number_after(l, "elapsed time per iteration (ms)");
     const auto gbs = number_after(l, "global batch size");
-    if (ms && gbs && *ms > 0) {
-      samples.push_back(*gbs / (*ms / 1000));
-      if (!sample_line) sample_line = static_cast<int>(i + 1);
-    }
+    if (ms && gbs && *ms > 0) samples.add(*gbs / (*ms / 1000), i);
     if (auto n = number_after(l, "world size")) base.gpus = static_cast<int>(count(*n));
     if (auto n = number_after(l, "tensor-model-parallel size")) base.tp = static_cast<int>(count(*n));
     if (auto n = number_after(l, "pipeline-model-parallel size")) base.pp = static_cast<int>(count(*n));
-    if (auto v = number_after(l, "throughput per GPU (TFLOP/s/GPU)")) {
-      rates.push_back(*v);
-      if (!rate_line) rate_line = static_cast<int>(i + 1);
-    }
+    rates.add(number_after(l, "throughput per GPU (TFLOP/s/GPU)"), i);
   }
-  if (!rates.empty()) {
-    training_runs(f, rates, rate_line, MeasureKind::train_tflops, {}, 0, estimate::MemoryCounts::allocated, base);
+  if (!rates.values.empty()) {
+    training_runs(f, rates, MeasureKind::train_tflops, {}, estimate::MemoryCounts::allocated, base);
   } else {
     // Megatron-Bridge and NeMo print the iteration time and global batch without TFLOP/s: samples/s,
     // made tokens/s per GPU with --seq-len and --gpus.
     base.per_sample = true;
-    training_runs(f, samples, sample_line, MeasureKind::train_per_gpu, {}, 0, estimate::MemoryCounts::allocated, base);
+    training_runs(f, samples, MeasureKind::train_per_gpu, {}, estimate::MemoryCounts::allocated, base);
   }
   return f;
 }

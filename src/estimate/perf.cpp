@@ -459,8 +459,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   }
   // The token embeddings stay in host RAM but a step reads one row of them, not the table (an
   // untied model's; a tied one reads the whole matrix as its output layer).
-  double host_weights = mem.host_lines[static_cast<std::size_t>(MemoryLineId::weights)] +
-                        mem.host_lines[static_cast<std::size_t>(MemoryLineId::quantization_constants)];
+  double host_weights = mem.host(MemoryLineId::weights) + mem.host(MemoryLineId::quantization_constants);
   if (cpu_layers && w.gpu_layers && !m.tied_embeddings && m.params > 0) {
     const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
     const double bytes_per_param = m.tensors ? m.tensors->bytes / m.params : w.format().bits / 8;
@@ -470,7 +469,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   if (m.moe && m.moe->experts > 0)
     host_weights *=
         w.cpu_experts ? std::min(1.0, b * m.moe->experts_per_token / static_cast<double>(m.moe->experts)) : moe_share;
-  const double host_read = host_weights + mem.host_lines[static_cast<std::size_t>(MemoryLineId::kv_cache)];
+  const double host_read = host_weights + mem.host(MemoryLineId::kv_cache);
   auto host_at = [&](double share) { return cpu_layers ? host_read / (w.host_bandwidth * share) : 0.0; };
   auto step_at = [&](double bw_eff, double host_share) {
     return std::max(read / bw_eff, compute) + gpu_layers * ovf.factor->typical + allreduce + host_at(host_share);

@@ -74,6 +74,7 @@ struct MemoryBytes {
   std::array<double, kMemoryLineCount> host_lines{};  ///< host RAM bytes by line
   bool activations_known = true;
   double operator[](MemoryLineId id) const { return lines[static_cast<std::size_t>(id)]; }
+  double host(MemoryLineId id) const { return host_lines[static_cast<std::size_t>(id)]; }
 };
 MemoryBytes memory_bytes(const Workload& w, const catalog::Efficiency& eff);
 /// The same for the workload at another batch and sequence length (no copy of the workload).
