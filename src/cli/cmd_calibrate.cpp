@@ -374,7 +374,8 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   cmd->add_option("--seq-len", o->seq_len, "Sequence length (tokens per sample)")->group(tg);
   cmd->add_option("--zero", o->zero, "ZeRO stage 0-3 or fsdp")->group(tg);
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree, where the log does not say")->group(tg);
-  cmd->add_option("--checkpointing", o->checkpointing, "Activation checkpointing: none, selective, full")->group(tg);
+  cmd->add_option("--checkpointing", o->checkpointing, "Activation checkpointing: none, selective, selective-op, full")
+      ->group(tg);
   cmd->add_option("--recipe", o->recipe, "The framework's memory defaults (torchtune, fsdp, megatron, ...)")->group(tg);
   cmd->add_option(
       "--engine", o->engine,

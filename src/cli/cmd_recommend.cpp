@@ -333,7 +333,7 @@ util::Json candidate_json(const rules::Candidate& c, int rank, bool outcomes) {
   j["task"] = estimate::name(c.w.task);
   j["tp"] = c.w.tp;
   j["zero"] = c.w.zero;
-  j["checkpointing"] = c.w.checkpointing;
+  j["checkpointing"] = catalog::kCheckpointingNames.name(c.w.checkpointing);
   // Renting: the job's rent is its total price; unknown without --tokens.
   const auto total = c.instance ? c.rent_usd : c.price_usd;
   j["total_price_usd"] = total ? util::Json(*total) : util::Json(nullptr);
@@ -564,7 +564,7 @@ void run_recommend(Context& ctx, const RecommendFlags& o) {
       if (estimate::is_training(c.w.task) && c.count > 1)
         layout += fmt::format(" {}{}", c.w.zero ? fmt::format("z{}", c.w.zero) : "dp",
                               c.w.tp > 1 ? fmt::format(" tp{}", c.w.tp) : "");
-      if (c.w.checkpointing == "full" && c.w.task != estimate::Task::qlora) layout += " ckpt";
+      if (c.w.checkpointing == catalog::Checkpointing::full && c.w.task != estimate::Task::qlora) layout += " ckpt";
       std::vector<std::string> row = {
           ranked ? std::to_string(k + 1) : "-",
           c.gpu->id,

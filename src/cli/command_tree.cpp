@@ -83,7 +83,7 @@ Words option_values(const std::string& path, std::string_view name, const std::s
   if (name == "--engine") return {ValueKind::words, catalog::kEngineNames.list()};
   if (name == "--split") return {ValueKind::words, catalog::kSplitNames.list()};
   if (name == "--kv-precision") return {ValueKind::words, {"fp16", "bf16", "fp8", "int8", "int4", "fp32"}};
-  if (name == "--checkpointing") return {ValueKind::words, {"none", "selective", "full"}};
+  if (name == "--checkpointing") return {ValueKind::words, {"none", "selective", "selective-op", "full"}};
   if (name == "--recipe") {
     V v;
     for (const auto& r : catalog::recipes()) v.push_back(r.id);

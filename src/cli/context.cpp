@@ -259,7 +259,8 @@ void add_workload_options(CLI::App& app, estimate::WorkloadInput& in, Context& c
   app.add_option("--zero", in.zero, "ZeRO stage 0-3 or fsdp (= 3), training only")->group(g);
   app.add_option("--tp", in.tp, "Tensor-parallel degree")->group(g);
   app.add_option("--pp", in.pp, "Pipeline-parallel degree")->group(g);
-  app.add_option("--checkpointing", in.checkpointing, "Activation checkpointing: none, selective, full")->group(g);
+  app.add_option("--checkpointing", in.checkpointing, "Activation checkpointing: none, selective, selective-op, full")
+      ->group(g);
   app.add_option("--flash-attention", in.flash_attention, "on (default) or off")->group(g);
   app.add_option("--lora-rank", in.lora_rank, "LoRA rank (default 16)")->group(g);
   app.add_option("--lora-targets", in.lora_targets, "Adapted matrices: q,k,v,o,gate,up,down, or all, attn, mlp")

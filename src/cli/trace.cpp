@@ -25,7 +25,7 @@ void trace_workload(const estimate::Workload& w, const catalog::Gpu* gpu) {
   spdlog::debug("workload: {}", describe(w));
   spdlog::debug("layout: {} GPU{}{}: tensor parallel {}, pipeline {}, data parallel {}, ZeRO {}, checkpointing {}",
                 w.gpus, w.gpus > 1 ? "s" : "", gpu ? " of " + gpu->id : "", w.tp, w.pp, w.dp(), w.zero,
-                w.checkpointing);
+                catalog::kCheckpointingNames.name(w.checkpointing));
 }
 
 void trace_memory(const estimate::MemoryEstimate& mem) {

@@ -343,8 +343,7 @@ std::optional<Predicted> predict(const Prepared& p, const catalog::Efficiency& e
       if (!perf.compute_known || perf.flops_per_token <= 0) return std::nullopt;
       // MFU counts the model's FLOPs (no recomputation); TFLOP/s as Megatron publishes them count
       // the recomputed forward pass too.
-      const bool recompute = p.w.checkpointing == "full";
-      const double model_flops = perf.flops_per_token * (recompute ? 0.75 : 1);
+      const double model_flops = perf.flops_per_token - perf.recompute_flops_per_token;
       const double per =
           p.m->kind == MeasureKind::train_mfu ? model_flops / perf.peak_flops : perf.flops_per_token / 1e12;
       set(perf.tokens_per_s.scaled(per / gpus));

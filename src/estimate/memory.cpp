@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/util/json_sink.h"
@@ -95,6 +97,40 @@ double activation_bytes_per_layer(const catalog::Model& m, double s, double b, b
   return bytes;
 }
 
+namespace {
+
+// The matmuls of a transformer layer in forward order, each as (output width, parameters): q, k, v
+// and the output projection, then gate, up and down (gated MLP) or up and down.
+std::vector<std::pair<double, double>> layer_matmuls(const catalog::Model& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double qd = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
+  const double kvd = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
+  const double i = mlp_width(m);
+  std::vector<std::pair<double, double>> mm = {{qd, h * qd}, {kvd, h * kvd}, {kvd, h * kvd}, {h, qd * h}};
+  if (m.gated_mlp) mm.emplace_back(i, h * i);
+  mm.emplace_back(i, h * i);
+  mm.emplace_back(h, i * h);
+  return mm;
+}
+
+}  // namespace
+
+double op_checkpoint_kept_per_token(const catalog::Model& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double qd = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
+  double kept = h + qd;  // the layer's input and the attention output
+  auto mm = layer_matmuls(m);
+  for (std::size_t k = 0; k < mm.size(); k += 2) kept += mm[k].first;  // the 1st, 3rd, ... matmul
+  return kept;
+}
+
+double op_checkpoint_recomputed_params(const catalog::Model& m) {
+  double again = 0;
+  auto mm = layer_matmuls(m);
+  for (std::size_t k = 1; k < mm.size(); k += 2) again += mm[k].second;  // the 2nd, 4th, ... matmul
+  return static_cast<double>(m.layers + m.encoder_layers) * again;
+}
+
 double largest_tensor_params(const catalog::Model& m) {
   if (!m.is_transformer()) return m.params;
   const double h = static_cast<double>(m.hidden);
@@ -128,7 +164,7 @@ struct MemoryInputs {
   const catalog::Factor* logits_factor;  ///< training only
   const catalog::Factor& context;
   const catalog::Factor& fragmentation;
-  bool recompute;         ///< full activation recomputation
+  catalog::Checkpointing checkpointing;
   bool no_scores;         ///< no attention scores kept: flash attention or selective recomputation
   bool logits;            ///< the model has an LM head (decoder, encoder-decoder)
   double kv_per_token;    ///< kv_bytes_per_token at the workload's KV precision
@@ -139,15 +175,15 @@ MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
   using catalog::FactorId;
   const auto& m = w.model;
   const bool lora = w.task == Task::lora || w.task == Task::qlora;
-  const std::string_view checkpointing = w.checkpointing, kind = m.kind;
+  const std::string_view kind = m.kind;
   return {w.format(),
           find_optimizer(w.optimizer),
           is_training(w.task) ? &eff.for_training_memory().get(FactorId::activation_memory) : nullptr,
           is_training(w.task) ? &eff.for_training_memory().get(FactorId::logits_memory) : nullptr,
           eff.get(FactorId::cuda_context),
           eff.get(FactorId::fragmentation),
-          checkpointing == "full",
-          w.flash_attention || checkpointing == "selective",
+          w.checkpointing,
+          w.flash_attention || w.checkpointing == catalog::Checkpointing::selective,
           kind == "decoder" || kind == "encoder-decoder",
           kv_bytes_per_token(m, w.kv_precision),
           lora ? adapter_params(w) : 0};
@@ -216,8 +252,8 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
                        *w.gpu_layers);
   };
   const bool zero3 = full && w.zero >= 3;
-  const bool offload_opt = full && w.offload != "none";
-  const bool offload_params = full && w.offload == "optimizer+params";
+  const bool offload_opt = full && w.offload != catalog::Offload::none;
+  const bool offload_params = full && w.offload == catalog::Offload::optimizer_params;
 
   // Weights. Full training keeps 16-bit (or fp32) weights; inference and LoRA bases keep the
   // storage format, with embeddings and LM head in 16-bit where the quantizer leaves them so.
@@ -358,9 +394,15 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
     if (training) {
       const auto& act = *in.activation;
       const double scale = (fp32_training ? 2.0 : 1.0) * act.typical;
-      const bool recompute = in.recompute, no_scores = in.no_scores;
+      const bool recompute = in.checkpointing == catalog::Checkpointing::full, no_scores = in.no_scores;
+      const bool op_level = in.checkpointing == catalog::Checkpointing::selective_op;
       double per_gpu;
-      if (recompute) {
+      if (op_level) {
+        // The kept tensors of every layer plus one layer's activations, recomputed in its backward.
+        per_gpu = (layers * 2.0 * s * b * op_checkpoint_kept_per_token(m) +
+                   activation_bytes_per_layer(m, s, b, w.flash_attention)) *
+                  scale / t;
+      } else if (recompute) {
         // Full recomputation keeps each layer's input (2sbh in 16-bit) plus one layer's working set;
         // with activation offload the inputs wait in host RAM (Unsloth's offloaded checkpointing).
         double one = activation_bytes_per_layer(m, s, b, w.flash_attention);
@@ -377,7 +419,11 @@ bool memory_lines(const Workload& w, long long batch, long long seq_len, const M
       }
       add(MemoryLineId::activations, "activations", per_gpu, [&] {
         std::string formula =
-            recompute
+            op_level ? fmt::format(
+                           "op-level selective recomputation (torchtitan): {} layers x 2 bytes x s x b x {} "
+                           "(input, attention output and every other matmul output) + one layer's activations",
+                           layers, util::format_int(std::llround(op_checkpoint_kept_per_token(m))))
+            : recompute
                 ? (w.activation_offload
                        ? std::string(
                              "full recomputation, inputs offloaded: one layer's input 2sbh + one layer's activations")
@@ -671,10 +717,10 @@ std::string layout_name(const Workload& x) {
 // The layouts are tried on one workload, changed in place (a Workload holds its whole model).
 Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::Gpu& gpu, const catalog::Efficiency& eff,
                             double usable) {
-  const std::string own_ckpt = x.checkpointing;
+  const catalog::Checkpointing own_ckpt = x.checkpointing;
   const int own_tp = x.tp, own_zero = x.zero;
-  std::vector<std::string> ckpts =
-      set.checkpointing ? std::vector<std::string>{own_ckpt} : std::vector<std::string>{own_ckpt, "full"};
+  std::vector<catalog::Checkpointing> ckpts = {own_ckpt};
+  if (!set.checkpointing) ckpts.push_back(catalog::Checkpointing::full);
   std::vector<int> tps = set.tp ? std::vector<int>{own_tp} : std::vector<int>{1, 2, 4, 8};
   std::vector<int> zeros = set.zero ? std::vector<int>{own_zero} : std::vector<int>{0, 1, 2, 3};
   // When nothing fits: the last layout tried with the user's recomputation, the most memory-saving.
@@ -691,7 +737,8 @@ Workload plan_layout_search(Workload x, const WorkloadSet& set, const catalog::G
         if (memory_bytes(x, eff).per_gpu_bytes <= usable) {
           x.assumptions.push_back(fmt::format(
               "layout: {}{} on {} GPUs: the first that fits {} (set --zero, --tp, --checkpointing to choose)",
-              layout_name(x), c == "full" ? ", full activation recomputation" : "", x.gpus, gpu.id));
+              layout_name(x), c == catalog::Checkpointing::full ? ", full activation recomputation" : "", x.gpus,
+              gpu.id));
           return x;
         }
       }

@@ -306,25 +306,39 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   if (m.vision && !m.is_transformer()) return vision_perf(w, gpu, eff, explain, N, sc, std::move(out));
 
   if (is_training(w.task)) {
-    const bool recompute = w.checkpointing == "full";
+    const bool recompute = w.checkpointing == catalog::Checkpointing::full;
+    auto op_note = [&](double extra, double n) {
+      return w.checkpointing == catalog::Checkpointing::selective_op
+                 ? fmt::format(", plus {:.2f}N recomputed (op-level selective: every other matmul of a layer)",
+                               extra / n)
+                 : std::string();
+    };
     const double attn = attention_forward_flops(m, s);
+    // Full recomputation adds a forward pass (2N and the attention); the op-level policy recomputes
+    // every other matmul of a layer, and neither the attention nor the output layer.
+    const double again = recompute ? 2 * P + 2 * attn
+                         : w.checkpointing == catalog::Checkpointing::selective_op
+                             ? 2 * op_checkpoint_recomputed_params(m)
+                             : 0;
     double per_token;
     if (w.task == Task::train) {
-      // 6N: forward 2N, backward 4N (Kaplan et al. 2020); full recomputation adds a forward.
-      per_token = (recompute ? 8 : 6) * P + (recompute ? 4 : 3) * 2 * attn;
+      // 6N: forward 2N, backward 4N (Kaplan et al. 2020).
+      per_token = 6 * P + 3 * 2 * attn + again;
       if (explain)
-        out.assumptions.push_back(fmt::format("{}N FLOPs per token{} plus attention", recompute ? 8 : 6,
-                                              recompute ? " (full recomputation adds a forward pass)" : ""));
+        out.assumptions.push_back(fmt::format("{}N FLOPs per token{} plus attention{}", recompute ? 8 : 6,
+                                              recompute ? " (full recomputation adds a forward pass)" : "",
+                                              op_note(again, P)));
     } else {
       // LoRA: forward 2N, backward through the frozen base 2N (no weight gradients), adapters
-      // negligible; recomputation adds a forward.
-      per_token = (recompute ? 6 : 4) * P + (recompute ? 4 : 3) * 2 * attn;
+      // negligible.
+      per_token = 4 * P + 3 * 2 * attn + again;
       if (explain)
         out.assumptions.push_back(
-            fmt::format("{}N FLOPs per token (LoRA: no weight gradients for the frozen base{}) plus attention",
-                        recompute ? 6 : 4, recompute ? ", recomputation adds a forward pass" : ""));
+            fmt::format("{}N FLOPs per token (LoRA: no weight gradients for the frozen base{}) plus attention{}",
+                        recompute ? 6 : 4, recompute ? ", recomputation adds a forward pass" : "", op_note(again, P)));
     }
     out.flops_per_token = per_token;
+    out.recompute_flops_per_token = again;
     Range mfu = training_mfu(w, gpu, eff, out, explain);
     out.mfu = mfu.typical;
     out.tokens_per_s = times(mfu, sc).scaled(N * out.peak_flops / per_token);

@@ -315,9 +315,10 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
   if (in.checkpointing.empty()) {
     if (r.checkpointing) {
       w.checkpointing = *r.checkpointing;
-      from_recipe.push_back(fmt::format("activation checkpointing {}", w.checkpointing));
+      from_recipe.push_back(
+          fmt::format("activation checkpointing {}", catalog::kCheckpointingNames.name(w.checkpointing)));
     } else if (lora) {
-      w.checkpointing = "full";
+      w.checkpointing = catalog::Checkpointing::full;
       adapter_taken.push_back(
           "activation checkpointing full (on in the adapter recipes of torchtune, Unsloth, Axolotl and LLaMA-Factory)");
     } else {
@@ -330,7 +331,7 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
     w.activation_offload = *r.activation_offload;
     if (w.activation_offload) from_recipe.push_back("checkpointed activations offloaded to host RAM");
   }
-  if (w.activation_offload && w.checkpointing != "full")
+  if (w.activation_offload && w.checkpointing != catalog::Checkpointing::full)
     bad(in, "activation_offload", "offloads the checkpointed layer inputs: it needs --checkpointing full");
   if (auto v = parse_switch(in, "chunked_loss", in.chunked_loss))
     w.chunked_loss = *v;
@@ -358,16 +359,22 @@ void training_options(const WorkloadInput& in, Workload& w, WorkloadSet& s) {
   }
   if (util::lower(in.zero) == "fsdp" || (r.sharding && *r.sharding == "fsdp")) w.fsdp = true;
   if (!in.offload.empty()) {
-    std::string v = util::lower(in.offload);
-    if (v == "params" || v == "parameters" || v == "all") v = "optimizer+params";
-    if (v != "none" && v != "optimizer" && v != "optimizer+params")
-      bad(in, "offload", choices({"none", "optimizer", "params"}, in.offload));
-    w.offload = v;
+    // "params" (the flag's word), "parameters" and "all" are optimizer+params.
+    static const std::map<std::string, catalog::Offload, std::less<>> words = {
+        {"none", catalog::Offload::none},
+        {"optimizer", catalog::Offload::optimizer},
+        {"optimizer+params", catalog::Offload::optimizer_params},
+        {"params", catalog::Offload::optimizer_params},
+        {"parameters", catalog::Offload::optimizer_params},
+        {"all", catalog::Offload::optimizer_params}};
+    auto it = words.find(util::lower(in.offload));
+    if (it == words.end()) bad(in, "offload", choices({"none", "optimizer", "params"}, in.offload));
+    w.offload = it->second;
     s.offload = true;
   } else if (r.offload) {
     w.offload = *r.offload;
   }
-  if (w.offload == "optimizer+params" && w.zero < 3) {
+  if (w.offload == catalog::Offload::optimizer_params && w.zero < 3) {
     if (!in.zero.empty()) bad(in, "offload", "offloading parameters needs ZeRO-3 or FSDP (--zero 3)");
     w.zero = 3;
     s.zero = true;
@@ -680,12 +687,13 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
   }
 
   if (!in.checkpointing.empty()) {
+    // on/true and off/false are full and none.
     std::string c = util::lower(in.checkpointing);
-    if (c == "off" || c == "false") c = "none";
-    if (c == "on" || c == "true") c = "full";
-    if (c != "none" && c != "selective" && c != "full")
-      bad(in, "checkpointing", choices({"none", "selective", "full"}, in.checkpointing));
-    w.checkpointing = c;
+    auto v = c == "off" || c == "false" ? std::optional(catalog::Checkpointing::none)
+             : c == "on" || c == "true" ? std::optional(catalog::Checkpointing::full)
+                                        : catalog::kCheckpointingNames.parse(c);
+    if (!v) bad(in, "checkpointing", choices(catalog::kCheckpointingNames.list(), in.checkpointing));
+    w.checkpointing = *v;
     s.checkpointing = true;
   }
   if (!in.flash_attention.empty()) {
@@ -971,7 +979,7 @@ void write(util::JsonSink& o, const Workload& w) {
   o("dp", w.dp());
   if (is_training(w.task)) {
     o("zero", w.zero);
-    o("checkpointing", w.checkpointing);
+    o("checkpointing", catalog::kCheckpointingNames.name(w.checkpointing));
     if (!w.recipe.empty()) o("recipe", w.recipe);
     o("master_weights", w.task == Task::train && w.master_weights && w.format().bits < 32);
     o("gradient_dtype", w.fp32_gradients || w.format().bits >= 32 ? "fp32" : w.precision == "fp16" ? "fp16" : "bf16");
@@ -979,7 +987,7 @@ void write(util::JsonSink& o, const Workload& w) {
     o("chunked_loss", w.chunked_loss);
     o("packed", w.packed);
     o("activation_offload", w.activation_offload);
-    o("offload", w.offload);
+    o("offload", catalog::kOffloadNames.name(w.offload));
   }
   if (w.gpu_layers) o("gpu_layers", *w.gpu_layers);
   if (w.host_bandwidth > 0) o("host_bandwidth_gbs", w.host_bandwidth / 1e9);

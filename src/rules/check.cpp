@@ -325,7 +325,8 @@ std::string describe_layout(const estimate::Workload& w) {
   if (w.tp > 1) s += fmt::format(", tp {}", w.tp);
   if (w.pp > 1) s += fmt::format(", pp {}", w.pp);
   if (w.zero) s += fmt::format(", ZeRO-{}", w.zero);
-  if (estimate::is_training(w.task) && w.checkpointing != "none") s += ", " + w.checkpointing + " checkpointing";
+  if (estimate::is_training(w.task) && w.checkpointing != catalog::Checkpointing::none)
+    s += fmt::format(", {} checkpointing", catalog::kCheckpointingNames.name(w.checkpointing));
   return s;
 }
 

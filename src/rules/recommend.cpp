@@ -1448,7 +1448,7 @@ Recommendation recommend(const Request& req, const Data& data) {
       Request alt = req;
       alt.base.task = Task::qlora;
       alt.base.precision = "nf4";
-      alt.base.checkpointing = "full";
+      alt.base.checkpointing = catalog::Checkpointing::full;
       alt.base.lora_targets = {"q", "k", "v", "o", "gate", "up", "down"};
       alt.set.precision = false;
       try_alt(alt, "use --task qlora (4-bit base, trained adapters)");

@@ -177,6 +177,39 @@ TEST_CASE("estimate::activation_bytes_per_layer reduces to Korthikanti et al. fo
   }
 }
 
+TEST_CASE("estimate: torchtitan's op-level selective checkpointing keeps every other matmul output",
+          "[memory][activations]") {
+  // torchtitan parallelize_llama.py (_apply_ac_to_transformer_block, selective_ac_option "op"):
+  // the matmuls of a Llama block run q, k, v, o, w1 (gate), w3 (up), w2 (down); the 1st, 3rd, 5th
+  // and 7th outputs are saved with the SDPA output; the block's input is the checkpoint's input.
+  const auto& m = *models().find("llama-3.1-8b");
+  // input h + attention output qd + q qd + v kvd + gate i + down h.
+  CHECK(estimate::op_checkpoint_kept_per_token(m) == 4096 + 4096 + 4096 + 1024 + 14336 + 4096);
+  // Recomputed: k (h x kvd), o (qd x h), up (h x i) in each of the 32 layers.
+  CHECK(estimate::op_checkpoint_recomputed_params(m) == 32.0 * (4096 * 1024 + 4096 * 4096 + 4096 * 14336));
+
+  WorkloadInput in;
+  in.model = "llama-3.1-8b";
+  in.task = "train";
+  in.batch = "2";
+  in.seq_len = "8192";
+  in.checkpointing = "selective-op";
+  auto w = make(in);
+  CHECK(w.checkpointing == catalog::Checkpointing::selective_op);
+  // Between no recomputation and full recomputation, in memory and in FLOPs.
+  const double op = estimate::estimate_memory(w, eff()).line("activations");
+  w.checkpointing = catalog::Checkpointing::none;
+  const double none = estimate::estimate_memory(w, eff()).line("activations");
+  w.checkpointing = catalog::Checkpointing::full;
+  const double full = estimate::estimate_memory(w, eff()).line("activations");
+  CHECK(full < op);
+  CHECK(op < none);
+  // 32 layers x 2 bytes x 16,384 tokens x 31,744 kept + one layer's activations, times the
+  // fitted factor; the same factor scales the no-recomputation line.
+  const double kept = 32 * 2.0 * 16384 * 31744 + estimate::activation_bytes_per_layer(m, 8192, 2, true);
+  CHECK(op / none == Approx(kept / (32 * estimate::activation_bytes_per_layer(m, 8192, 2, true))));
+}
+
 TEST_CASE("estimate::memory: the breakdown adds up", "[memory]") {
   WorkloadInput in;
   in.model = "llama-3.1-8b";

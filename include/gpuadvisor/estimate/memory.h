@@ -93,6 +93,17 @@ double kv_bytes_per_token(const catalog::Model& m, std::string_view kv_precision
 /// and grouped KV heads (equal to the paper's for GPT-style layers); `flash` drops 5*a*s^2*b.
 double activation_bytes_per_layer(const catalog::Model& m, double seq, double batch, bool flash);
 
+/// torchtitan's op-level selective checkpointing (selective_ac_option = "op", torchtitan
+/// parallelize_llama.py, _apply_ac_to_transformer_block): within a layer the outputs of the matmuls
+/// in forward order q, k, v, o, gate, up, down are kept except every second one (k, o, up), and the
+/// attention output; the rest is recomputed. Elements kept per token of one layer, the layer's input
+/// included (16-bit each).
+double op_checkpoint_kept_per_token(const catalog::Model& m);
+/// Parameters per token, over all layers, of the matmuls that policy recomputes in the backward
+/// pass (k, o and up of a gated MLP; the active experts' width for a mixture of experts): the
+/// recomputation adds 2 FLOPs per such parameter and token.
+double op_checkpoint_recomputed_params(const catalog::Model& m);
+
 /// Chunks of tokens a chunked loss computes the logits in (torchtune's LinearCrossEntropyLoss,
 /// num_output_chunks = 8): one chunk's logits are alive at a time.
 inline constexpr double kLossChunks = 8;

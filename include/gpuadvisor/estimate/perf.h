@@ -50,9 +50,10 @@ struct PerfEstimate {
 
   // Training and fine-tuning.
   double flops_per_token = 0;
-  Range tokens_per_s;           ///< whole job
-  double step_time_s = 0;       ///< one optimizer step of batch x seq x dp tokens
-  std::optional<Range> time_s;  ///< for w.tokens
+  double recompute_flops_per_token = 0;  ///< the part of flops_per_token that recomputation adds
+  Range tokens_per_s;                    ///< whole job
+  double step_time_s = 0;                ///< one optimizer step of batch x seq x dp tokens
+  std::optional<Range> time_s;           ///< for w.tokens
   double total_flops = 0;
 
   // Inference (per replica of w.gpus GPUs).

@@ -12,6 +12,7 @@
 #include "gpuadvisor/catalog/engine.h"
 #include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/model.h"
+#include "gpuadvisor/catalog/recipe.h"
 #include "gpuadvisor/util/json.h"
 
 namespace gpuadvisor::util {
@@ -88,23 +89,23 @@ struct Workload {
   int zero = 0;
   int tp = 1;
   int pp = 1;
-  std::string checkpointing = "none";  ///< none, selective, full
+  catalog::Checkpointing checkpointing = catalog::Checkpointing::none;
   bool flash_attention = true;
   int lora_rank = 16;
   std::vector<std::string> lora_targets;  ///< q, k, v, o, gate, up, down
   std::string kv_precision = "fp16";
   double tokens = 0;  ///< training tokens, 0 = not given
   std::optional<double> mfu;
-  std::string recipe;                  ///< a data/recipes.json id, or empty
-  bool master_weights = true;          ///< fp32 master copy beside 16-bit weights (mixed precision)
-  bool fp32_gradients = false;         ///< gradients kept in fp32 (Megatron-LM's main_grad)
-  bool optimizer_in_backward = false;  ///< each parameter stepped as its gradient is made
-  bool chunked_loss = false;           ///< logits and loss computed in chunks of tokens
-  bool packed = false;                 ///< sequences packed to seq_len (no padding)
-  bool activation_offload = false;     ///< checkpointed layer inputs kept in host RAM
-  bool fsdp = false;                   ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
-  std::string offload = "none";        ///< none, optimizer, optimizer+params (ZeRO-Offload, FSDP CPU offload)
-  std::optional<int> gpu_layers;       ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
+  std::string recipe;                                 ///< a data/recipes.json id, or empty
+  bool master_weights = true;                         ///< fp32 master copy beside 16-bit weights (mixed precision)
+  bool fp32_gradients = false;                        ///< gradients kept in fp32 (Megatron-LM's main_grad)
+  bool optimizer_in_backward = false;                 ///< each parameter stepped as its gradient is made
+  bool chunked_loss = false;                          ///< logits and loss computed in chunks of tokens
+  bool packed = false;                                ///< sequences packed to seq_len (no padding)
+  bool activation_offload = false;                    ///< checkpointed layer inputs kept in host RAM
+  bool fsdp = false;                                  ///< ZeRO-3 as PyTorch FSDP (units gathered) rather than DeepSpeed
+  catalog::Offload offload = catalog::Offload::none;  ///< ZeRO-Offload, FSDP CPU offload
+  std::optional<int> gpu_layers;                      ///< llama.cpp -ngl: layers on the GPU, the rest in host RAM
   /// Theoretical bandwidth of the host RAM the CPU layers are read from, bytes/s (--host-bandwidth;
   /// kDefaultHostBandwidth without it).
   double host_bandwidth = 0;
