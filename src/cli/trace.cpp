@@ -34,7 +34,7 @@ void trace_memory(const estimate::MemoryEstimate& mem) {
                 util::format_bytes(mem.total_bytes),
                 mem.host_bytes > 0 ? ", host RAM " + util::format_bytes(mem.host_bytes) : "");
   for (const auto& l : mem.lines)
-    spdlog::trace("memory line {}: {} per GPU{} = {}", l.id, util::format_bytes(l.per_gpu_bytes),
+    spdlog::trace("memory line {}: {} per GPU{} = {}", estimate::line_id(l.id), util::format_bytes(l.per_gpu_bytes),
                   l.host ? " (host)" : "", l.formula.empty() ? "-" : l.formula);
 }
 

@@ -49,19 +49,30 @@ double adapter_params(const Workload& w) {
 
 }  // namespace
 
-double MemoryEstimate::line(const std::string& id) const {
+double MemoryEstimate::line(MemoryLineId id) const {
   double bytes = 0;
   for (const auto& l : lines)
     if (l.id == id && !l.host) bytes += l.per_gpu_bytes;
   return bytes;
 }
 
-double MemoryEstimate::host_line(const std::string& id) const {
+double MemoryEstimate::host_line(MemoryLineId id) const {
   double bytes = 0;
   for (const auto& l : lines)
     if (l.id == id && l.host) bytes += l.per_gpu_bytes;
   return bytes;
 }
+
+namespace {
+MemoryLineId line_from(std::string_view id) {
+  for (std::size_t i = 0; i < kMemoryLineCount; ++i)
+    if (line_id(static_cast<MemoryLineId>(i)) == id) return static_cast<MemoryLineId>(i);
+  throw Error(fmt::format("internal: no memory line {}", util::quote(id)), Exit::internal);
+}
+}  // namespace
+
+double MemoryEstimate::line(std::string_view id) const { return line(line_from(id)); }
+double MemoryEstimate::host_line(std::string_view id) const { return host_line(line_from(id)); }
 
 // The names are compared as string_views: length first, then bytes (the std::string == literal
 // of libstdc++ 12 measures the literal and compares bytes), and memory_inputs runs per candidate.
@@ -570,7 +581,7 @@ MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff
   out.activations_known =
       memory_lines(w, w.batch, w.seq_len, memory_inputs(w, eff),
                    [&](MemoryLineId id, std::string_view label, double per_gpu, auto&& formula, bool host) {
-                     out.lines.push_back({std::string(line_id(id)), std::string(label), per_gpu, per_gpu * N,
+                     out.lines.push_back({id, std::string(label), per_gpu, per_gpu * N,
                                           explain ? std::string(formula()) : std::string(), host});
                    });
   if (explain && is_training(w.task) && &eff.for_training_memory() != &eff)
@@ -768,7 +779,7 @@ void write(util::JsonSink& o, const MemoryEstimate& m, bool detail) {
   std::string key;
   for (const auto& l : m.lines) {
     if (l.host) continue;
-    key.assign(l.id).append("_bytes");
+    key.assign(line_id(l.id)).append("_bytes");
     o(key, util::json_bytes(l.total_bytes));
   }
   o("total_bytes", util::json_bytes(m.total_bytes));
@@ -779,7 +790,7 @@ void write(util::JsonSink& o, const MemoryEstimate& m, bool detail) {
   if (!detail) return;
   o.objects("breakdown", m.lines.size(), [&](std::size_t i, util::JsonSink& x) {
     const auto& l = m.lines[i];
-    x("id", l.id);
+    x("id", line_id(l.id));
     x("label", l.label);
     x("bytes", util::json_bytes(l.total_bytes));
     x("per_gpu_bytes", util::json_bytes(l.per_gpu_bytes));

@@ -322,14 +322,31 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
       // What the memory is made of, for the memory-fit message.
       std::vector<std::string> parts;
       double other = 0;
-      for (const auto& l : estimate::estimate_memory(c.w, data.eff, false).lines) {
+      // Quantization scales count with the weights (a GGUF or GPTQ file holds both).
+      using estimate::MemoryLineId;
+      const auto mem = estimate::estimate_memory(c.w, data.eff, false);
+      for (const auto& l : mem.lines) {
         if (l.host) continue;
-        if (l.id == "weights" || l.id == "kv_cache" || l.id == "activations" || l.id == "optimizer_state" ||
-            l.id == "gradients" || l.id == "master_weights")
-          parts.push_back(fmt::format("{}{} {}", l.id == "weights" ? precision + " " : "", l.label,
-                                      util::format_bytes(l.per_gpu_bytes)));
-        else
-          other += l.per_gpu_bytes;
+        switch (l.id) {
+          case MemoryLineId::weights:
+            parts.push_back(
+                fmt::format("{} {} {}", precision, l.label,
+                            util::format_bytes(l.per_gpu_bytes + mem.line(MemoryLineId::quantization_constants))));
+            break;
+          case MemoryLineId::kv_cache:
+          case MemoryLineId::activations:
+          case MemoryLineId::optimizer_state:
+          case MemoryLineId::gradients:
+          case MemoryLineId::master_weights:
+          case MemoryLineId::adapters:
+          case MemoryLineId::logits:
+            parts.push_back(fmt::format("{} {}", l.label, util::format_bytes(l.per_gpu_bytes)));
+            break;
+          case MemoryLineId::quantization_constants:
+            break;
+          default:
+            other += l.per_gpu_bytes;
+        }
       }
       parts.push_back("overheads " + util::format_bytes(other));
       return util::join(parts, " + ");

@@ -18,33 +18,6 @@ class JsonSink;
 
 namespace gpuadvisor::estimate {
 
-struct MemoryLine {
-  std::string id;     ///< weights, quantization_constants, gradients, master_weights, optimizer_state,
-                      ///< adapters, activations, logits, kv_cache, gather_buffers, cuda_context, fragmentation
-  std::string label;  ///< for people
-  double per_gpu_bytes = 0;
-  double total_bytes = 0;  ///< summed over all GPUs of the job
-  std::string formula;     ///< how it was computed, in one line
-  bool host = false;       ///< held in host RAM (offload, paged optimizer, llama.cpp CPU layers), not on the GPU
-};
-
-struct MemoryEstimate {
-  std::vector<MemoryLine> lines;
-  double per_gpu_bytes = 0;       ///< GPU lines of one GPU
-  double total_bytes = 0;         ///< GPU lines over all GPUs
-  double per_gpu_host_bytes = 0;  ///< host RAM lines of one GPU's process
-  double host_bytes = 0;          ///< host RAM lines over all processes of the job
-  bool activations_known = true;  ///< false for vision presets without a published figure
-  std::vector<std::string> assumptions;
-
-  double line(const std::string& id) const;       ///< per-GPU bytes of a line on the GPU, 0 if absent
-  double host_line(const std::string& id) const;  ///< per-GPU-process bytes of a line in host RAM, 0 if absent
-};
-
-/// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O. Without `explain` the lines
-/// carry no formulas (the numbers are the same; searches and batch runs skip the text).
-MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain = true);
-
 /// The lines of an estimate, in the order they are listed.
 enum class MemoryLineId {
   weights,
@@ -63,6 +36,35 @@ enum class MemoryLineId {
 inline constexpr std::size_t kMemoryLineCount = 12;
 /// The line's id in MemoryLine::id and in JSON ("kv_cache").
 std::string_view line_id(MemoryLineId id);
+
+struct MemoryLine {
+  MemoryLineId id;
+  std::string label;  ///< for people
+  double per_gpu_bytes = 0;
+  double total_bytes = 0;  ///< summed over all GPUs of the job
+  std::string formula;     ///< how it was computed, in one line
+  bool host = false;       ///< held in host RAM (offload, paged optimizer, llama.cpp CPU layers), not on the GPU
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryLine> lines;
+  double per_gpu_bytes = 0;       ///< GPU lines of one GPU
+  double total_bytes = 0;         ///< GPU lines over all GPUs
+  double per_gpu_host_bytes = 0;  ///< host RAM lines of one GPU's process
+  double host_bytes = 0;          ///< host RAM lines over all processes of the job
+  bool activations_known = true;  ///< false for vision presets without a published figure
+  std::vector<std::string> assumptions;
+
+  double line(MemoryLineId id) const;       ///< per-GPU bytes of a line on the GPU, 0 if absent
+  double host_line(MemoryLineId id) const;  ///< per-GPU-process bytes of a line in host RAM, 0 if absent
+  /// The same by the line's JSON id ("kv_cache"); an unknown id is a programming error (throws).
+  double line(std::string_view id) const;
+  double host_line(std::string_view id) const;
+};
+
+/// The breakdown for a workload on `w.gpus` GPUs. Pure: no I/O. Without `explain` the lines
+/// carry no formulas (the numbers are the same; searches and batch runs skip the text).
+MemoryEstimate estimate_memory(const Workload& w, const catalog::Efficiency& eff, bool explain = true);
 
 /// The numbers of estimate_memory without its text: per-GPU bytes by line (0 when absent), and
 /// their sum, equal to the bit to MemoryEstimate::per_gpu_bytes. No allocation: this is what the
