@@ -42,7 +42,9 @@ Engine engine_of(const util::Fields& f, const std::string& key, const std::strin
 
 bool EngineInfo::runs_format(std::string_view f) const { return has(weight_formats, f); }
 bool EngineInfo::runs_kv(std::string_view f) const { return has(kv_formats, f); }
-bool EngineInfo::runs_on(std::string_view vendor) const { return has(vendors, vendor); }
+bool EngineInfo::runs_on(Vendor vendor) const {
+  return std::find(vendors.begin(), vendors.end(), vendor) != vendors.end();
+}
 bool EngineInfo::offers(Split s) const { return std::find(splits.begin(), splits.end(), s) != splits.end(); }
 
 std::vector<EngineInfo> parse_engines(const util::JsonDoc& doc) {
@@ -62,7 +64,13 @@ std::vector<EngineInfo> parse_engines(const util::JsonDoc& doc) {
     if (!e.offers(e.split)) f.fail("splits", "must include the default split");
     e.weight_formats = strings(f, "weight_formats");
     e.kv_formats = strings(f, "kv_formats");
-    e.vendors = strings(f, "vendors");
+    for (const auto& v : strings(f, "vendors")) {
+      auto vendor = kVendorNames.parse(v);
+      if (!vendor)
+        f.fail("vendors", fmt::format("expected one of {}, got {}{}", kVendorNames.join_or(), util::quote(v),
+                                      kVendorNames.suggest(v)));
+      e.vendors.push_back(*vendor);
+    }
     if (f.has("memory_fraction") && !f.raw("memory_fraction").is_null()) {
       double m = f.num("memory_fraction");
       if (!(m > 0 && m <= 1)) f.fail("memory_fraction", fmt::format("expected a share in (0, 1], got {}", m));

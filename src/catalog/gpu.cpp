@@ -19,13 +19,17 @@ constexpr std::array<std::string_view, kPrecisions.size()> kPrecisionNames = {"f
                                                                               "fp8",  "fp4",  "int8", "int4"};
 
 constexpr ArchitectureInfo kArchitectures[] = {
-    {"pascal", "nvidia", "Pascal"},       {"volta", "nvidia", "Volta"},      {"turing", "nvidia", "Turing"},
-    {"ampere", "nvidia", "Ampere"},       {"ada", "nvidia", "Ada Lovelace"}, {"hopper", "nvidia", "Hopper"},
-    {"blackwell", "nvidia", "Blackwell"}, {"cdna2", "amd", "CDNA 2"},        {"cdna3", "amd", "CDNA 3"},
-    {"rdna3", "amd", "RDNA 3"},           {"gaudi2", "intel", "Gaudi 2"},    {"gaudi3", "intel", "Gaudi 3"},
-    {"cdna4", "amd", "CDNA 4"},           {"rdna4", "amd", "RDNA 4"},        {"rdna3.5", "amd", "RDNA 3.5"},
-    {"xe2", "intel", "Xe2 (Battlemage)"}, {"apple-m1", "apple", "Apple M1"}, {"apple-m2", "apple", "Apple M2"},
-    {"apple-m3", "apple", "Apple M3"},    {"apple-m4", "apple", "Apple M4"}, {"apple-m5", "apple", "Apple M5"},
+    {"pascal", Vendor::nvidia, "Pascal"},       {"volta", Vendor::nvidia, "Volta"},
+    {"turing", Vendor::nvidia, "Turing"},       {"ampere", Vendor::nvidia, "Ampere"},
+    {"ada", Vendor::nvidia, "Ada Lovelace"},    {"hopper", Vendor::nvidia, "Hopper"},
+    {"blackwell", Vendor::nvidia, "Blackwell"}, {"cdna2", Vendor::amd, "CDNA 2"},
+    {"cdna3", Vendor::amd, "CDNA 3"},           {"rdna3", Vendor::amd, "RDNA 3"},
+    {"gaudi2", Vendor::intel, "Gaudi 2"},       {"gaudi3", Vendor::intel, "Gaudi 3"},
+    {"cdna4", Vendor::amd, "CDNA 4"},           {"rdna4", Vendor::amd, "RDNA 4"},
+    {"rdna3.5", Vendor::amd, "RDNA 3.5"},       {"xe2", Vendor::intel, "Xe2 (Battlemage)"},
+    {"apple-m1", Vendor::apple, "Apple M1"},    {"apple-m2", Vendor::apple, "Apple M2"},
+    {"apple-m3", Vendor::apple, "Apple M3"},    {"apple-m4", Vendor::apple, "Apple M4"},
+    {"apple-m5", Vendor::apple, "Apple M5"},
 };
 
 Price read_price(const util::Fields& f, const std::string& prefix) {
@@ -43,6 +47,14 @@ std::string one_of(const util::Fields& f, const std::string& key, std::initializ
   std::vector<std::string> opts(allowed.begin(), allowed.end());
   f.fail(key, fmt::format("expected one of {}, got {}{}", util::join(opts, ", "), util::quote(v),
                           util::did_you_mean(v, opts)));
+}
+
+template <class E, std::size_t N>
+E one_of(const util::Fields& f, const std::string& key, const util::Names<E, N>& names) {
+  std::string v = f.str(key);
+  if (auto e = names.parse(v)) return *e;
+  f.fail(key,
+         fmt::format("expected one of {}, got {}{}", util::join(names.list(), ", "), util::quote(v), names.suggest(v)));
 }
 
 Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& ptr) {
@@ -86,11 +98,11 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
       g.pci_device_ids.push_back(id);
     }
   }
-  g.vendor = one_of(f, "vendor", {"nvidia", "amd", "intel", "apple"});
+  g.vendor = one_of(f, "vendor", kVendorNames);
   g.architecture = f.str("architecture");
   g.compute_capability = f.opt_str("compute_capability");
   if (auto y = f.opt_integer("release_year", 1990, 2100)) g.release_year = static_cast<int>(*y);
-  g.segment = one_of(f, "segment", {"consumer", "workstation", "datacenter", "edge"});
+  g.segment = one_of(f, "segment", kSegmentNames);
   g.form_factor = f.opt_str("form_factor").value_or("");
   g.cuda_cores = f.opt_integer("cuda_cores", 0, 10'000'000);
   g.tensor_cores = f.opt_integer("tensor_cores", 0, 10'000'000);
@@ -164,6 +176,20 @@ std::optional<Precision> precision_from(std::string_view s) {
   for (std::size_t i = 0; i < kPrecisionNames.size(); ++i)
     if (kPrecisionNames[i] == s) return kPrecisions[i];
   return std::nullopt;
+}
+
+std::string_view display_name(Vendor v) {
+  switch (v) {
+    case Vendor::nvidia:
+      return "NVIDIA";
+    case Vendor::amd:
+      return "AMD";
+    case Vendor::intel:
+      return "Intel";
+    case Vendor::apple:
+      return "Apple";
+  }
+  return "";
 }
 
 std::span<const ArchitectureInfo> architectures() { return kArchitectures; }
@@ -313,11 +339,11 @@ util::Json to_data_json(const Gpu& g) {
   j["name"] = g.name;
   j["aliases"] = g.aliases;
   j["pci_device_ids"] = g.pci_device_ids;
-  j["vendor"] = g.vendor;
+  j["vendor"] = kVendorNames.name(g.vendor);
   j["architecture"] = g.architecture;
   j["compute_capability"] = opt(g.compute_capability);
   j["release_year"] = opt(g.release_year);
-  j["segment"] = g.segment;
+  j["segment"] = kSegmentNames.name(g.segment);
   j["form_factor"] = g.form_factor;
   j["cuda_cores"] = opt(g.cuda_cores);
   j["tensor_cores"] = opt(g.tensor_cores);
@@ -362,11 +388,11 @@ util::Json to_output_json(const Gpu& g) {
   j["name"] = g.name;
   j["aliases"] = g.aliases;
   j["pci_device_ids"] = g.pci_device_ids;
-  j["vendor"] = g.vendor;
+  j["vendor"] = kVendorNames.name(g.vendor);
   j["architecture"] = g.architecture;
   j["compute_capability"] = opt(g.compute_capability);
   j["release_year"] = opt(g.release_year);
-  j["segment"] = g.segment;
+  j["segment"] = kSegmentNames.name(g.segment);
   j["form_factor"] = g.form_factor;
   j["cuda_cores"] = opt(g.cuda_cores);
   j["tensor_cores"] = opt(g.tensor_cores);

@@ -598,12 +598,11 @@ Result<CompatReport> evaluate_compat(const CompatTable& t, const CompatQuery& q)
   r.query = q;
   const std::string who = q.gpu_name.empty() ? q.arch : q.gpu_name;
 
-  if (q.vendor != "nvidia") {
+  if (q.vendor != Vendor::nvidia) {
     // CUDA and the CUDA builds of the frameworks are NVIDIA-only.
-    std::string stack = q.vendor == "amd"     ? "ROCm"
-                        : q.vendor == "intel" ? "Intel's own software stack"
-                        : q.vendor == "apple" ? "Metal (MLX, llama.cpp, PyTorch MPS)"
-                                              : "another stack";
+    std::string stack = q.vendor == Vendor::amd     ? "ROCm"
+                        : q.vendor == Vendor::intel ? "Intel's own software stack"
+                                                    : "Metal (MLX, llama.cpp, PyTorch MPS)";
     std::string why = fmt::format(
         "{} is not an NVIDIA GPU: CUDA does not run on it; frameworks reach it through {} "
         "(not covered by this table)",

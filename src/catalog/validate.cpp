@@ -158,8 +158,8 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
       c.add("unknown-architecture",
             fmt::format("architecture '{}' is unknown{}", g.architecture, util::did_you_mean(g.architecture, known)));
     } else if (arch->vendor != g.vendor) {
-      c.add("unknown-architecture",
-            fmt::format("architecture '{}' is {}'s, but vendor is '{}'", g.architecture, arch->vendor, g.vendor));
+      c.add("unknown-architecture", fmt::format("architecture '{}' is {}'s, but vendor is '{}'", g.architecture,
+                                                kVendorNames.name(arch->vendor), kVendorNames.name(g.vendor)));
     }
 
     if (g.memory_bus_bits && g.memory_data_rate_gbps && g.memory_bandwidth_gbs > 0) {
@@ -206,13 +206,14 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
                         g.power_min_w ? util::format_number(*g.power_min_w) : "?",
                         g.power_max_w ? util::format_number(*g.power_max_w) : "?"));
 
-    if (g.vendor == "nvidia") {
+    if (g.vendor == Vendor::nvidia) {
       bool ok = g.compute_capability && g.compute_capability->size() >= 3 &&
                 std::isdigit(static_cast<unsigned char>((*g.compute_capability)[0])) &&
                 g.compute_capability->find('.') != std::string::npos;
       if (!ok) c.add("compute-capability", "NVIDIA GPU needs a compute_capability like \"8.9\"");
     } else if (g.compute_capability) {
-      c.add("compute-capability", fmt::format("compute_capability is NVIDIA's; {} GPUs have none", g.vendor));
+      c.add("compute-capability",
+            fmt::format("compute_capability is NVIDIA's; {} GPUs have none", kVendorNames.name(g.vendor)));
     }
 
     if (g.sources.empty()) c.add("missing-source", "no sources: every number needs a public source");

@@ -79,7 +79,8 @@ std::string gpus_csv(const std::vector<const Gpu*>& rows, bool used, const repor
                    {"price_kind"}});
   auto raw = [](std::optional<double> v) { return v ? fmt::format("{}", *v) : std::string(); };
   for (const auto* g : rows)
-    t.add({g->id, g->name, g->vendor, g->architecture, g->segment, fmt::format("{:.0f}", g->memory_bytes),
+    t.add({g->id, g->name, std::string(catalog::kVendorNames.name(g->vendor)), g->architecture,
+           std::string(catalog::kSegmentNames.name(g->segment)), fmt::format("{:.0f}", g->memory_bytes),
            fmt::format("{}", g->memory_bandwidth_gbs), raw(g->peak_tflops[2]), raw(g->peak_tflops[3]),
            raw(g->peak_tflops[4]), raw(g->tdp_w), raw(g->price_usd(used)), g->price_kind(used)});
   return t.render(report::Format::csv, style);
@@ -88,8 +89,8 @@ std::string gpus_csv(const std::vector<const Gpu*>& rows, bool used, const repor
 void run_list(Context& ctx, const ListOptions& o) {
   auto fmt_out = ctx.output_format();
   const auto& cat = ctx.catalog();
-  std::vector<std::string> vendors = {"nvidia", "amd", "intel", "apple"};
-  std::vector<std::string> segments = {"consumer", "workstation", "datacenter", "edge"};
+  const auto vendors = catalog::kVendorNames.list();
+  const auto segments = catalog::kSegmentNames.list();
   std::vector<std::string> archs;
   for (const auto& a : catalog::architectures()) archs.emplace_back(a.id);
   check_choice("--vendor", o.vendor, vendors);
@@ -103,8 +104,8 @@ void run_list(Context& ctx, const ListOptions& o) {
   }
   std::vector<const Gpu*> rows;
   for (const auto& g : cat.gpus()) {
-    if (!o.vendor.empty() && g.vendor != o.vendor) continue;
-    if (!o.segment.empty() && g.segment != o.segment) continue;
+    if (!o.vendor.empty() && catalog::kVendorNames.name(g.vendor) != o.vendor) continue;
+    if (!o.segment.empty() && catalog::kSegmentNames.name(g.segment) != o.segment) continue;
     if (!o.arch.empty() && g.architecture != o.arch) continue;
     if (g.memory_bytes < min_mem) continue;
     rows.push_back(&g);
@@ -155,9 +156,10 @@ void run_list(Context& ctx, const ListOptions& o) {
                    {"TDP W", Align::right},
                    {"Price", Align::right}});
   for (const auto* g : rows)
-    t.add({g->id, g->name, g->architecture, g->segment, util::format_bytes(g->memory_bytes),
-           util::format_number(g->memory_bandwidth_gbs), opt_num(g->peak_flops(Precision::fp16), 1e12),
-           g->tdp_w ? util::format_number(*g->tdp_w) : "unknown", price_cell(*g, o.used)});
+    t.add({g->id, g->name, g->architecture, std::string(catalog::kSegmentNames.name(g->segment)),
+           util::format_bytes(g->memory_bytes), util::format_number(g->memory_bandwidth_gbs),
+           opt_num(g->peak_flops(Precision::fp16), 1e12), g->tdp_w ? util::format_number(*g->tdp_w) : "unknown",
+           price_cell(*g, o.used)});
   ctx.out << t.render(fmt_out, ctx.style);
   if (fmt_out == report::Format::table)
     ctx.out << fmt::format("{} GPUs. Peaks are dense Tensor Core rates; prices are street prices unless marked.\n",
@@ -193,13 +195,15 @@ void run_show(Context& ctx, const std::string& query) {
   kv.push_back(
       {"Architecture", (arch ? std::string(arch->display) : g.architecture) +
                            (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : "")});
-  kv.push_back({"Vendor / segment", g.vendor + ", " + g.segment + (g.form_factor.empty() ? "" : ", " + g.form_factor)});
+  kv.push_back({"Vendor / segment",
+                fmt::format("{}, {}{}", catalog::kVendorNames.name(g.vendor), catalog::kSegmentNames.name(g.segment),
+                            g.form_factor.empty() ? "" : ", " + g.form_factor)});
   if (g.release_year) kv.push_back({"Released", std::to_string(*g.release_year)});
   if (g.cuda_cores)
-    kv.push_back({g.vendor == "nvidia" ? "CUDA cores" : "Stream processors",
+    kv.push_back({g.vendor == catalog::Vendor::nvidia ? "CUDA cores" : "Stream processors",
                   util::format_number(static_cast<double>(*g.cuda_cores))});
   if (g.tensor_cores)
-    kv.push_back({g.vendor == "nvidia" ? "Tensor Cores" : "Matrix cores",
+    kv.push_back({g.vendor == catalog::Vendor::nvidia ? "Tensor Cores" : "Matrix cores",
                   util::format_number(static_cast<double>(*g.tensor_cores))});
   kv.push_back({"Memory", fmt::format("{} {} ({} bytes)", util::format_bytes(g.memory_bytes), g.memory_type,
                                       fmt::format("{:.0f}", g.memory_bytes))});

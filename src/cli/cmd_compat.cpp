@@ -69,7 +69,8 @@ layout::KeyValues summary(const CompatReport& r, const catalog::Gpu* gpu) {
   const auto& q = r.query;
   if (!q.gpu_id.empty()) kv.push_back({"GPU", {fmt::format("{} ({})", q.gpu_name, q.gpu_id)}});
   if (!r.arch) {
-    kv.push_back({"Architecture", {arch_display(q.arch) + " (" + q.vendor + ")"}});
+    kv.push_back(
+        {"Architecture", {fmt::format("{} ({})", arch_display(q.arch), catalog::kVendorNames.name(q.vendor))}});
     kv.push_back(
         {"CUDA", {"does not run on it: CUDA and the CUDA builds of PyTorch, TensorFlow and JAX need an NVIDIA GPU"}});
     return kv;
@@ -108,7 +109,7 @@ util::Json to_json(const CompatReport& r, const catalog::Gpu* gpu) {
     j["gpu"] = nullptr;
   else
     j["gpu"] = util::Json{{"id", q.gpu_id}, {"name", q.gpu_name}};
-  j["vendor"] = q.vendor;
+  j["vendor"] = catalog::kVendorNames.name(q.vendor);
   j["architecture"] = q.arch;
   j["compute_capability"] = r.arch ? util::Json(r.cc) : util::Json(nullptr);
   util::Json cuda;

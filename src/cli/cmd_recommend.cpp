@@ -85,24 +85,24 @@ rules::CandidateFilter make_filter(Context& ctx, const RecommendFlags& o, rules:
   };
   if (!o.only_gpus.empty()) gpus("--gpu", o.only_gpus, f.only);
   if (!o.exclude_gpus.empty()) gpus("--exclude", o.exclude_gpus, f.exclude);
-  auto names = [&](const std::string& flag, const std::string& value, const std::vector<std::string>& known,
-                   std::vector<std::string>& into) {
+  auto names = [&](const std::string& flag, const std::string& value, const auto& known, auto& into) {
     for (const auto& v : list_of(flag, value)) {
       const std::string l = util::lower(v);
-      if (std::find(known.begin(), known.end(), l) == known.end())
-        throw Error(fmt::format("{}: expected {}, got {}{}", flag, util::join_list(known, "or"), util::quote(v),
-                                util::did_you_mean(l, known)));
-      if (std::find(into.begin(), into.end(), l) == into.end()) into.push_back(l);
+      auto e = known.parse(l);
+      if (!e)
+        throw Error(fmt::format("{}: expected {}, got {}{}", flag, known.join_or(), util::quote(v), known.suggest(l)));
+      if (std::find(into.begin(), into.end(), *e) == into.end()) into.push_back(*e);
     }
   };
-  if (!o.vendor.empty()) names("--vendor", o.vendor, {"nvidia", "amd", "intel", "apple"}, f.vendors);
-  if (!o.segment.empty()) names("--segment", o.segment, {"consumer", "workstation", "datacenter", "edge"}, f.segments);
+  if (!o.vendor.empty()) names("--vendor", o.vendor, catalog::kVendorNames, f.vendors);
+  if (!o.segment.empty()) names("--segment", o.segment, catalog::kSegmentNames, f.segments);
   if (!f.segments.empty() && !r.scenario.empty() && r.scenario != "cloud") {
     const auto takes = rules::scenario_segments(r.scenario);
     if (std::none_of(f.segments.begin(), f.segments.end(),
-                     [&](const std::string& x) { return std::find(takes.begin(), takes.end(), x) != takes.end(); }))
+                     [&](auto x) { return std::find(takes.begin(), takes.end(), x) != takes.end(); }))
       throw Error(fmt::format("--segment {}: the {} scenario takes {} GPUs only; drop one of --segment and --scenario",
-                              util::join(f.segments, ","), r.scenario, util::join_list(takes, "and")));
+                              util::join(catalog::kSegmentNames.names_of(f.segments), ","), r.scenario,
+                              util::join_list(catalog::kSegmentNames.names_of(takes), "and")));
   }
   f.cuda_only = o.cuda_only;
   f.new_only = o.new_only;

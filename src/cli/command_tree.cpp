@@ -77,7 +77,7 @@ Words option_values(const std::string& path, std::string_view name, const std::s
   if (name == "--arch") {  // compat knows NVIDIA's architectures only (CUDA)
     V v;
     for (const auto& a : catalog::architectures())
-      if (path != "compat" || a.vendor == "nvidia") v.emplace_back(a.id);
+      if (path != "compat" || a.vendor == catalog::Vendor::nvidia) v.emplace_back(a.id);
     return {ValueKind::words, v};
   }
   if (name == "--engine") return {ValueKind::words, catalog::kEngineNames.list()};

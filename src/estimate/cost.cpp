@@ -41,8 +41,9 @@ ResaleFit fit_resale(const std::vector<catalog::Gpu>& gpus) {
     age.push_back(year + (month - 1) / 12.0 - (*g.release_year + 0.5));
     ratio.push_back(std::log(*g.used.usd / *g.launch_msrp_usd));
     fit.gpu_ids.push_back(g.id);
-    if (std::find(fit.segments.begin(), fit.segments.end(), g.segment) == fit.segments.end())
-      fit.segments.push_back(g.segment);
+    const std::string segment(catalog::kSegmentNames.name(g.segment));
+    if (std::find(fit.segments.begin(), fit.segments.end(), segment) == fit.segments.end())
+      fit.segments.push_back(segment);
     fit.as_of = std::max(fit.as_of, g.used.as_of);
   }
   if (!fit.usable()) return fit;

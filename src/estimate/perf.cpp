@@ -42,14 +42,16 @@ FactorId mfu_factor(const Workload& w, const catalog::Gpu& gpu) {
   if (w.task == Task::lora || w.task == Task::qlora) return FactorId::mfu_finetune_lora;
   // The datacenter factor comes from SXM/HBM systems; consumer and workstation cards, and PCIe
   // datacenter cards without a fast link, calibrate lower.
-  if (std::string_view(gpu.segment) == "datacenter" && gpu.has_fast_interconnect()) return FactorId::mfu_train_nvlink;
+  if (gpu.segment == catalog::Segment::datacenter && gpu.has_fast_interconnect()) return FactorId::mfu_train_nvlink;
   return FactorId::mfu_train_pcie;
 }
 
 // GeForce cards run 16-bit Tensor Core math accumulating in fp16 at twice the fp32-accumulate rate
 // the catalog stores (NVIDIA Ada whitepaper, Appendix A, Table 2); workstation and datacenter
 // cards run both at the same rate.
-bool geforce(const catalog::Gpu& gpu) { return gpu.vendor == "nvidia" && gpu.segment == "consumer"; }
+bool geforce(const catalog::Gpu& gpu) {
+  return gpu.vendor == catalog::Vendor::nvidia && gpu.segment == catalog::Segment::consumer;
+}
 
 }  // namespace
 
@@ -76,11 +78,12 @@ constexpr double kReferenceFlopsPerByte = 312e12 / 2039e9;
 }  // namespace
 
 Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency& eff, PerfEstimate& out, bool explain) {
-  if (gpu.vendor == "nvidia") return r;
-  const std::optional<FactorId> own = gpu.vendor == "amd"     ? std::optional(FactorId::vendor_amd)
-                                      : gpu.vendor == "intel" ? std::optional(FactorId::vendor_intel)
-                                      : gpu.vendor == "apple" ? std::optional(FactorId::vendor_apple)
-                                                              : std::nullopt;
+  using catalog::Vendor;
+  if (gpu.vendor == Vendor::nvidia) return r;
+  const std::optional<FactorId> own = gpu.vendor == Vendor::amd     ? std::optional(FactorId::vendor_amd)
+                                      : gpu.vendor == Vendor::intel ? std::optional(FactorId::vendor_intel)
+                                      : gpu.vendor == Vendor::apple ? std::optional(FactorId::vendor_apple)
+                                                                    : std::nullopt;
   if (const auto* f = own ? eff.find(*own) : nullptr) {
     add_once(out.factors, std::string_view(f->id));
     return r.scaled(f->typical);
@@ -91,13 +94,14 @@ Range vendor_scaled(Range r, const catalog::Gpu& gpu, const catalog::Efficiency&
   const catalog::Factor* other = nullptr;
   for (auto id : {FactorId::vendor_amd, FactorId::vendor_intel, FactorId::vendor_apple})
     if (const auto* f = eff.find(id); f && (!other || f->typical < other->typical)) other = f;
+  const std::string_view vendor = catalog::kVendorNames.name(gpu.vendor);
   if (explain)
     add_once(out.borrowed, other ? fmt::format("vendor-{}: no published runs on {} GPUs to fit; {} ({:.2f}) is "
                                                "borrowed and the range reaches down to 60% of typical",
-                                               gpu.vendor, gpu.vendor, other->id, other->typical)
+                                               vendor, vendor, other->id, other->typical)
                                  : fmt::format("vendor-{}: no published runs on {} GPUs to fit; NVIDIA's factors are "
                                                "used and the range reaches down to 60% of typical",
-                                               gpu.vendor, gpu.vendor));
+                                               vendor, vendor));
   // Not added to out.factors: a borrowed factor is not fitted to this vendor's runs.
   if (other) r = r.scaled(other->typical);
   return {r.low * 0.6, r.typical, r.high};
@@ -203,14 +207,16 @@ PerfEstimate vision_perf(const Workload& w, const catalog::Gpu& gpu, const catal
   const FactorId mfu_id = d ? FactorId::diffusion_mfu : FactorId::vision_mfu;
   // Edge modules (Jetson) pay more per pass (slower host cores and clocks) where runs on them tell.
   const catalog::Factor* edge_floor =
-      gpu.segment == "edge" && !d ? eff.find(FactorId::vision_pass_overhead_edge) : nullptr;
+      gpu.segment == catalog::Segment::edge && !d ? eff.find(FactorId::vision_pass_overhead_edge) : nullptr;
   const catalog::Factor& floor_f =
       edge_floor ? *edge_floor : eff.get(d ? FactorId::diffusion_step_overhead : FactorId::vision_pass_overhead);
   out.factors.push_back(catalog::factor_name(mfu_id));
   Range mfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(eff.get(mfu_id));
   // GeForce, workstation and edge cards keep a larger share of their peak in the denoiser's
   // convolutions than datacenter ones, where runs on both tell.
-  if (const auto* c = d && !w.mfu && gpu.segment != "datacenter" ? eff.find(FactorId::diffusion_consumer) : nullptr) {
+  if (const auto* c = d && !w.mfu && gpu.segment != catalog::Segment::datacenter
+                          ? eff.find(FactorId::diffusion_consumer)
+                          : nullptr) {
     out.factors.push_back(c->id);
     mfu = mfu.scaled(c->typical);
   }
@@ -365,7 +371,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   const auto& engine = catalog::engine(w.engine);
   if (!engine.runs_on(gpu.vendor)) {
     out.available = false;
-    out.reason = fmt::format("{} does not run on {} GPUs", engine.name, gpu.vendor);
+    out.reason = fmt::format("{} does not run on {} GPUs", engine.name, catalog::kVendorNames.name(gpu.vendor));
     return out;
   }
   out.engine = w.engine;
@@ -383,7 +389,7 @@ PerfEstimate estimate_perf(const Workload& w, const catalog::Gpu& gpu, const cat
   Range pmfu = w.mfu ? Range{*w.mfu, *w.mfu, *w.mfu} : factor_range(*pf.factor);
   // GeForce, workstation and edge cards keep a different share of their peak than datacenter
   // ones, where an engine's runs on both tell (no factor: the engine's one value for all).
-  if (!w.mfu && gpu.segment != "datacenter")
+  if (!w.mfu && gpu.segment != catalog::Segment::datacenter)
     if (const auto* c = eff.find(catalog::engine_factor(catalog::EngineFactor::prefill_consumer, w.engine))) {
       out.factors.push_back(c->id);
       pmfu = pmfu.scaled(c->typical);

@@ -58,7 +58,7 @@ Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Pric
       return h;
     }
     // Passively cooled datacenter cards need a server's airflow; others go in a workstation too.
-    const bool server_only = gpu.segment == "datacenter";
+    const bool server_only = gpu.segment == catalog::Segment::datacenter;
     const catalog::Platform* nearest = nullptr;
     for (const auto& p : prices.platforms) {
       if (p.form_factor != "pcie" || p.kind == "hgx" || (server_only && p.kind != "server")) continue;
@@ -116,8 +116,8 @@ std::string describe(const Host& h, const catalog::Gpu& gpu, int count) {
           gpu.id, gpu.form_factor == "sxm" ? "SXM" : "OAM");
     case HostProblem::no_slots:
       return fmt::format("no {} in data/platforms.json takes {} x {} (the largest takes {})",
-                         gpu.segment == "datacenter" ? "server" : "workstation or server", count, gpu.id,
-                         h.largest_slots);
+                         gpu.segment == catalog::Segment::datacenter ? "server" : "workstation or server", count,
+                         gpu.id, h.largest_slots);
     case HostProblem::unknown_power:
       return fmt::format("{} has no published power (tdp_w): no host's power limit can be checked for {} of them",
                          gpu.id, count);

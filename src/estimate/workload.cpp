@@ -162,9 +162,9 @@ namespace {
 // The first engine of data/engines.json that runs the format and the KV cache (and on the vendor's
 // GPUs, when one is given); null when none does.
 const catalog::EngineInfo* first_engine_for(std::string_view format, std::string_view kv,
-                                            std::string_view vendor = {}) {
+                                            std::optional<catalog::Vendor> vendor = std::nullopt) {
   for (const auto& e : catalog::engines())
-    if (e.runs_format(format) && e.runs_kv(kv) && (vendor.empty() || e.runs_on(vendor))) return &e;
+    if (e.runs_format(format) && e.runs_kv(kv) && (!vendor || e.runs_on(*vendor))) return &e;
   return nullptr;
 }
 
@@ -177,11 +177,11 @@ void apply_gpu_defaults(Workload& w, const WorkloadSet& set, const catalog::Gpu&
       for (auto& a : w.assumptions)
         if (util::starts_with(a, "engine:"))
           a = fmt::format("engine: {} ({} does not run on {} GPUs; --engine to choose)", catalog::name(e->id),
-                          catalog::name(w.engine), gpu.vendor);
+                          catalog::name(w.engine), catalog::kVendorNames.name(gpu.vendor));
       w.engine = e->id;
       w.split = e->split;
     }
-  const bool pre_ampere = gpu.vendor == "nvidia" &&
+  const bool pre_ampere = gpu.vendor == catalog::Vendor::nvidia &&
                           (gpu.architecture == "volta" || gpu.architecture == "turing" || gpu.architecture == "pascal");
   if (!set.flash_attention && pre_ampere && w.flash_attention && w.model.is_transformer()) {
     w.flash_attention = false;

@@ -373,7 +373,9 @@ struct Builder {
 
       if (!s.deployment.empty())
         x.put("geforce_datacenter_deployment",
-              s.deployment == "datacenter" && gpu.segment == "consumer" && gpu.vendor == "nvidia", "", g.ptr + "/id");
+              s.deployment == "datacenter" && gpu.segment == catalog::Segment::consumer &&
+                  gpu.vendor == catalog::Vendor::nvidia,
+              "", g.ptr + "/id");
       if (!s.deployment.empty() && !s.workloads.empty()) {
         x.put("production_training_without_ecc", s.deployment == "datacenter" && !training.empty() && !gpu.ecc, "",
               g.ptr + "/id");
@@ -623,7 +625,7 @@ struct Builder {
   void software() {
     std::set<std::string> seen;
     for (const auto& g : s.gpus) {
-      if (!g.gpu || g.gpu->vendor != "nvidia" || !seen.insert(g.gpu->id).second) continue;
+      if (!g.gpu || g.gpu->vendor != catalog::Vendor::nvidia || !seen.insert(g.gpu->id).second) continue;
       const catalog::Gpu& gpu = *g.gpu;
       catalog::CompatQuery base;
       base.gpu_id = gpu.id;

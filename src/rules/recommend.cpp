@@ -116,8 +116,8 @@ struct Search {
   estimate::Workload base;
   std::vector<const Rule*> rules;
   double need_share = 0.10;
-  std::vector<std::string> segments;  ///< the GPU segments the scenario allows
-  bool datacenter = false;            ///< the scenario is a datacenter
+  std::vector<catalog::Segment> segments;  ///< the GPU segments the scenario allows
+  bool datacenter = false;                 ///< the scenario is a datacenter
 
   Search(const Request& r, const Data& d)
       : req(r),
@@ -287,8 +287,9 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
   m.set(Metric::segment_allowed, std::find(segs.begin(), segs.end(), gpu.segment) != segs.end());
   m.set(Metric::pcie_only_multi_gpu_training,
         estimate::is_training(c.w.task) && count > 1 && !gpu.fast_link_for(count));
-  m.set(Metric::geforce_in_datacenter, search.datacenter && gpu.segment == "consumer" && gpu.vendor == "nvidia");
-  m.set(Metric::vendor_nvidia, gpu.vendor == "nvidia");
+  m.set(Metric::geforce_in_datacenter,
+        search.datacenter && gpu.segment == catalog::Segment::consumer && gpu.vendor == catalog::Vendor::nvidia);
+  m.set(Metric::vendor_nvidia, gpu.vendor == catalog::Vendor::nvidia);
   m.set(Metric::gpus, static_cast<double>(count), Shown::count);
   m.set(Metric::throughput, c.throughput);
   if (c.perf.time_s) m.set(Metric::time_s, c.perf.time_s->typical, Shown::duration);
@@ -378,18 +379,13 @@ void evaluate_candidate(Candidate& c, const Search& search, const catalog::Gpu& 
                          : compute == Precision::fp8  ? "Ada, Hopper or newer"
                          : compute == Precision::int8 ? "INT8 Tensor Cores"
                                                       : "a published peak");
-    if (key == "segment") return gpu.segment;
+    const std::string segment(catalog::kSegmentNames.name(gpu.segment));
+    if (key == "segment") return segment;
     if (key == "segment_article")  // "an edge GPU", "a consumer GPU"
-      return (gpu.segment.empty() || std::string_view("aeiou").find(gpu.segment[0]) == std::string_view::npos ? "a "
-                                                                                                              : "an ") +
-             gpu.segment;
-    if (key == "scenario_segments") return util::join(segs, ", ");
+      return (std::string_view("aeiou").find(segment[0]) == std::string_view::npos ? "a " : "an ") + segment;
+    if (key == "scenario_segments") return util::join(catalog::kSegmentNames.names_of(segs), ", ");
     if (key == "scaling_percent") return fmt::format("{:.0f}%", c.perf.scaling * 100);
-    if (key == "vendor")
-      return std::string(gpu.vendor == "amd"     ? "AMD"
-                         : gpu.vendor == "intel" ? "Intel"
-                         : gpu.vendor == "apple" ? "Apple"
-                                                 : "NVIDIA");
+    if (key == "vendor") return std::string(catalog::display_name(gpu.vendor));
     if (key == "gpu") return gpu.name;
     return std::nullopt;
   };
@@ -621,11 +617,12 @@ std::string score_unit(Prefer p, const std::string& tu, bool cloud) {
 
 }  // namespace
 
-std::vector<std::string> scenario_segments(const std::string& scenario) {
-  if (scenario == "personal" || scenario == "workstation") return {"consumer", "workstation"};
-  if (scenario == "edge") return {"edge"};
-  if (scenario == "datacenter") return {"consumer", "workstation", "datacenter"};
-  return {"consumer", "workstation", "datacenter", "edge"};
+std::vector<catalog::Segment> scenario_segments(const std::string& scenario) {
+  using catalog::Segment;
+  if (scenario == "personal" || scenario == "workstation") return {Segment::consumer, Segment::workstation};
+  if (scenario == "edge") return {Segment::edge};
+  if (scenario == "datacenter") return {Segment::consumer, Segment::workstation, Segment::datacenter};
+  return {Segment::consumer, Segment::workstation, Segment::datacenter, Segment::edge};
 }
 
 std::string_view name(Prefer p) {
@@ -723,9 +720,7 @@ estimate::ServeMetrics fewest_replicas(const estimate::Workload& base, const cat
 
 bool CandidateFilter::admits(const catalog::Gpu& g) const {
   auto listed = [&](const std::vector<const catalog::Gpu*>& l) { return std::find(l.begin(), l.end(), &g) != l.end(); };
-  auto in = [](const std::vector<std::string>& l, const std::string& v) {
-    return l.empty() || std::find(l.begin(), l.end(), v) != l.end();
-  };
+  auto in = [](const auto& l, auto v) { return l.empty() || std::find(l.begin(), l.end(), v) != l.end(); };
   if (!only.empty() && !listed(only)) return false;
   if (listed(exclude)) return false;
   if (!in(vendors, g.vendor) || !in(segments, g.segment)) return false;
@@ -749,9 +744,11 @@ std::vector<std::string> CandidateFilter::describe() const {
   };
   if (!only.empty()) out.push_back(fmt::format("GPUs: only {} (--gpu)", ids(only)));
   if (!exclude.empty()) out.push_back(fmt::format("GPUs: not {} (--exclude)", ids(exclude)));
-  if (!vendors.empty()) out.push_back(fmt::format("vendors: {} (--vendor)", util::join(vendors, ", ")));
+  if (!vendors.empty())
+    out.push_back(fmt::format("vendors: {} (--vendor)", util::join(catalog::kVendorNames.names_of(vendors), ", ")));
   if (cuda_only) out.push_back("CUDA only: NVIDIA GPUs (--cuda-only)");
-  if (!segments.empty()) out.push_back(fmt::format("segments: {} (--segment)", util::join(segments, ", ")));
+  if (!segments.empty())
+    out.push_back(fmt::format("segments: {} (--segment)", util::join(catalog::kSegmentNames.names_of(segments), ", ")));
   if (new_only)
     out.push_back(
         "new only: GPUs the catalog lists as in production (--new-only); discontinued ones and ones of "

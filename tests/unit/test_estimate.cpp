@@ -342,7 +342,7 @@ TEST_CASE("estimate::fit_resale: recovers the rate it was made with; too few car
   auto card = [](const std::string& id, int year, double launch, const std::string& as_of, double k) {
     catalog::Gpu g;
     g.id = id;
-    g.segment = "consumer";
+    g.segment = catalog::Segment::consumer;
     g.release_year = year;
     g.launch_msrp_usd = launch;
     g.used.as_of = as_of;

@@ -562,12 +562,12 @@ TEST_CASE("recommend: candidate filters keep only the GPUs they admit, everywher
   }
   {
     rules::CandidateFilter f;
-    f.vendors = {"amd", "intel"};
+    f.vendors = {catalog::Vendor::amd, catalog::Vendor::intel};
     cases.push_back({"--vendor amd,intel", f});
   }
   {
     rules::CandidateFilter f;
-    f.segments = {"datacenter"};
+    f.segments = {catalog::Segment::datacenter};
     f.exclude = {cat.find("h100-sxm"), cat.find("b200")};
     f.max_power_w = 400;
     f.new_only = true;

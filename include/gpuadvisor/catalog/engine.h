@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/util/names.h"
 
@@ -27,7 +28,8 @@ struct EngineInfo {
   std::string name;
   Split split = Split::tensor;  ///< the default over several GPUs
   std::vector<Split> splits;    ///< every split it offers
-  std::vector<std::string> weight_formats, kv_formats, vendors;
+  std::vector<std::string> weight_formats, kv_formats;
+  std::vector<Vendor> vendors;
   std::optional<double> memory_fraction;  ///< share of each GPU's memory taken at start
   bool geforce_fp16_accumulate = false;   ///< 16-bit GEMMs accumulate in fp16 on GeForce cards
   /// Runs on PyTorch: its CUDA context loads PyTorch's kernels and workspace, and its caching
@@ -43,7 +45,7 @@ struct EngineInfo {
 
   bool runs_format(std::string_view f) const;
   bool runs_kv(std::string_view f) const;
-  bool runs_on(std::string_view vendor) const;
+  bool runs_on(Vendor vendor) const;
   bool offers(Split s) const;
 };
 

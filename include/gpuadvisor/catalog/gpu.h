@@ -12,6 +12,7 @@
 #include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/util/error.h"
 #include "gpuadvisor/util/json.h"
+#include "gpuadvisor/util/names.h"
 
 namespace gpuadvisor::catalog {
 
@@ -27,6 +28,16 @@ constexpr bool is_wide(Precision p) {
 }
 std::optional<Precision> precision_from(std::string_view s);
 
+/// Who makes the GPU: which software stack runs on it (CUDA, ROCm, oneAPI/SynapseAI, Metal).
+enum class Vendor { nvidia, amd, intel, apple };
+inline constexpr util::Names<Vendor, 4> kVendorNames{{"nvidia", "amd", "intel", "apple"}};
+/// "NVIDIA", "AMD", "Intel", "Apple".
+std::string_view display_name(Vendor v);
+
+/// The market a GPU is made for.
+enum class Segment { consumer, workstation, datacenter, edge };
+inline constexpr util::Names<Segment, 4> kSegmentNames{{"consumer", "workstation", "datacenter", "edge"}};
+
 /// A dated price with its source.
 struct Price {
   std::optional<double> usd;
@@ -41,11 +52,11 @@ struct Gpu {
   std::string name;
   std::vector<std::string> aliases;
   std::vector<std::string> pci_device_ids;  ///< "0x2684": PCI device ids (vendor 0x10de), lowercase
-  std::string vendor;                       ///< nvidia, amd, intel
-  std::string architecture;                 ///< volta ... gaudi3
+  Vendor vendor = Vendor::nvidia;
+  std::string architecture;  ///< volta ... gaudi3
   std::optional<std::string> compute_capability;
   std::optional<int> release_year;
-  std::string segment;  ///< consumer, workstation, datacenter, edge
+  Segment segment = Segment::consumer;
   std::string form_factor;
   std::optional<std::int64_t> cuda_cores;
   std::optional<std::int64_t> tensor_cores;
@@ -103,7 +114,7 @@ struct Gpu {
   bool out_of_production() const { return status == "end_of_life" || status == "discontinued"; }
   bool in_production() const { return status == "in_production"; }
   /// CUDA software runs on it unchanged (NVIDIA); others need ROCm, oneAPI/SynapseAI or Metal ports.
-  bool runs_cuda() const { return vendor == "nvidia"; }
+  bool runs_cuda() const { return vendor == Vendor::nvidia; }
   /// The price to plan with: the used-market price when asked and known; else the street price
   /// unless the card is out of production; else the launch MSRP, only for a card in production.
   std::optional<double> price_usd(bool prefer_used = false) const;
@@ -155,7 +166,7 @@ util::Json to_output_json(const Gpu& g);
 /// Architectures the catalog knows, with their vendor.
 struct ArchitectureInfo {
   std::string_view id;
-  std::string_view vendor;
+  Vendor vendor;
   std::string_view display;
 };
 std::span<const ArchitectureInfo> architectures();

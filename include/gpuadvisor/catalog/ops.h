@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/source.h"
 #include "gpuadvisor/util/error.h"
 #include "gpuadvisor/util/json.h"
@@ -182,7 +183,7 @@ std::string_view name(Answer a);
 
 struct CompatQuery {
   std::string gpu_id, gpu_name;  ///< empty when asked by architecture
-  std::string vendor = "nvidia";
+  Vendor vendor = Vendor::nvidia;
   std::string arch;  ///< architecture id
   std::string cc;    ///< compute capability; "" = the architecture's first
   std::optional<Version> cuda, driver;

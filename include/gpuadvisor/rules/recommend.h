@@ -21,7 +21,7 @@ namespace gpuadvisor::rules {
 enum class Prefer { balanced, cost, speed, efficiency };
 
 /// The GPU segments a scenario takes ("" takes every segment).
-std::vector<std::string> scenario_segments(const std::string& scenario);
+std::vector<catalog::Segment> scenario_segments(const std::string& scenario);
 
 /// The most GPUs one plan may have (--max-gpus).
 inline constexpr int kMaxPlanGpus = 4096;
@@ -32,9 +32,9 @@ std::string_view name(Prefer p);
 struct CandidateFilter {
   std::vector<const catalog::Gpu*> only;     ///< --gpu: only these
   std::vector<const catalog::Gpu*> exclude;  ///< --exclude: not these
-  std::vector<std::string> vendors;          ///< --vendor: catalog vendor names
+  std::vector<catalog::Vendor> vendors;      ///< --vendor
   bool cuda_only = false;                    ///< NVIDIA cards: CUDA software runs unchanged
-  std::vector<std::string> segments;         ///< --segment: consumer, workstation, datacenter, edge
+  std::vector<catalog::Segment> segments;    ///< --segment
   bool new_only = false;                     ///< in production: cards sold new today
   std::optional<double> max_power_w;         ///< per GPU, its rated power (TDP)
 

@@ -29,6 +29,12 @@ struct Names {
     auto l = list();
     return util::join_list(l, "or");
   }
+  /// The names of several values, in their order.
+  std::vector<std::string> names_of(const std::vector<E>& values) const {
+    std::vector<std::string> out;
+    for (E e : values) out.emplace_back(name(e));
+    return out;
+  }
   /// " (did you mean 'x'?)" or "".
   std::string suggest(std::string_view s) const {
     auto l = list();
