@@ -303,6 +303,22 @@ std::optional<double> number_after(std::string_view line, std::string_view key) 
   return *v;
 }
 
+// The value of an argument in Megatron-LM's "------ arguments ------" block, where a name is
+// padded with dots to its value: "  tensor_model_parallel_size ...... 4".
+std::optional<double> argument(std::string_view line, std::string_view name) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  if (line.substr(i, name.size()) != name) return std::nullopt;
+  i += name.size();
+  if (i >= line.size() || line[i] != ' ') return std::nullopt;
+  while (i < line.size() && line[i] == ' ') ++i;
+  if (i >= line.size() || line[i] != '.') return std::nullopt;
+  while (i < line.size() && (line[i] == '.' || line[i] == ' ')) ++i;
+  auto v = util::parse_number(util::trim(line.substr(i)));
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return *v;
+}
+
 // A training log's rate: the median over its steps after the first fifth (warm-up, compilation).
 double steady(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -395,6 +411,11 @@ BenchFile read_megatron(const std::string& path, const std::vector<std::string>&
     if (auto n = number_after(l, "world size")) base.gpus = static_cast<int>(count(*n));
     if (auto n = number_after(l, "tensor-model-parallel size")) base.tp = static_cast<int>(count(*n));
     if (auto n = number_after(l, "pipeline-model-parallel size")) base.pp = static_cast<int>(count(*n));
+    // The arguments block says the same, and the sequence length.
+    if (auto n = argument(l, "world_size")) base.gpus = static_cast<int>(count(*n));
+    if (auto n = argument(l, "tensor_model_parallel_size")) base.tp = static_cast<int>(count(*n));
+    if (auto n = argument(l, "pipeline_model_parallel_size")) base.pp = static_cast<int>(count(*n));
+    if (auto n = argument(l, "seq_length")) base.seq_len = count(*n);
     rates.add(number_after(l, "throughput per GPU (TFLOP/s/GPU)"), i);
   }
   if (!rates.values.empty()) {
@@ -408,11 +429,58 @@ BenchFile read_megatron(const std::string& path, const std::vector<std::string>&
   return f;
 }
 
-// Hugging Face Trainer: the final "{'train_runtime': 40.1, 'train_samples_per_second': 12.476, ...}".
+// NeMo 1.x (PyTorch Lightning): the progress bar, "Epoch 0: : 47%|...| 7/15 [06:19<07:13,
+// reduced_train_loss=11.50, global_step=5.000, consumed_samples=12288.0, train_step_timing in
+// s=49.50]", each update the time of the last step (NeMo's TimingCallback). The global batch is
+// consumed_samples / (global_step + 1); samples/s, made tokens/s per GPU with --seq-len and --gpus.
+// A captured bar holds its updates on one line, separated by carriage returns.
+BenchFile read_nemo(const std::string& path, const std::vector<std::string>& lines) {
+  BenchFile f{path, "NeMo training log", {}, {}};
+  Series samples;
+  bool early = false;  // updates of the first two steps only (start-up, not the steady rate)
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    for (const auto& update : util::split(lines[i], '\r')) {
+      const auto step = number_after(update, "global_step");
+      const auto consumed = number_after(update, "consumed_samples");
+      const auto timing = number_after(update, "train_step_timing in s");
+      if (!step || !consumed || !timing || !(*timing > 0)) continue;
+      if (*step < 2) {
+        early = true;
+        continue;
+      }
+      samples.add(*consumed / (*step + 1) / *timing, i);
+    }
+  BenchRun base;
+  base.per_sample = true;
+  if (samples.values.empty()) {
+    if (early) {
+      BenchRun r = base;
+      r.kind = MeasureKind::train_per_gpu;
+      r.skip = "only the first two steps: no steady rate after start-up";
+      f.runs.push_back(r);
+    }
+    return f;
+  }
+  // One update past the first steps is a step time like any other: no warm-up to leave out.
+  BenchRun r = base;
+  r.line = samples.line;
+  r.kind = MeasureKind::train_per_gpu;
+  r.value = steady(samples.values);
+  f.runs.push_back(r);
+  return f;
+}
+
+// Hugging Face Trainer: the final "{'train_runtime': 40.1, 'train_samples_per_second': 12.476, ...}"
+// and, with skip_memory_metrics=False, its memory keys in bytes. The Trainer's TrainerMemoryTracker
+// docs: a stage needed its start's memory plus alloc_delta plus peaked_delta; training starts at
+// before_init_mem_gpu + init_mem_gpu_alloc_delta, so its peak is those four summed (allocated).
 BenchFile read_hf_trainer(const std::string& path, const std::vector<std::string>& lines) {
   BenchFile f{path, "Hugging Face Trainer log", {}, {}};
-  for (std::size_t i = 0; i < lines.size(); ++i)
-    if (auto v = number_after(lines[i], "'train_samples_per_second'")) {
+  std::optional<double> before, init_alloc, train_alloc, train_peaked;
+  int memory_line = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    if (auto v = number_after(l, "'train_samples_per_second'")) {
       BenchRun r;
       r.line = static_cast<int>(i + 1);
       r.kind = MeasureKind::train_per_gpu;
@@ -420,6 +488,27 @@ BenchFile read_hf_trainer(const std::string& path, const std::vector<std::string
       r.per_sample = true;
       f.runs.push_back(r);
     }
+    if (auto v = number_after(l, "'before_init_mem_gpu'")) before = v;
+    if (auto v = number_after(l, "'init_mem_gpu_alloc_delta'")) init_alloc = v;
+    if (auto v = number_after(l, "'train_mem_gpu_alloc_delta'")) train_alloc = v;
+    if (auto v = number_after(l, "'train_mem_gpu_peaked_delta'")) {
+      train_peaked = v;
+      memory_line = static_cast<int>(i + 1);
+    }
+  }
+  if (train_peaked) {
+    BenchRun r;
+    r.line = memory_line;
+    r.kind = MeasureKind::train_memory;
+    r.counts = estimate::MemoryCounts::allocated;
+    if (!before || !train_alloc) {
+      r.skip = "train_mem_gpu_peaked_delta without before_init_mem_gpu and train_mem_gpu_alloc_delta: no peak";
+    } else {
+      const double bytes = *before + init_alloc.value_or(0) + *train_alloc + *train_peaked;
+      r.value = bytes / (1024.0 * 1024 * 1024);
+    }
+    f.runs.push_back(r);
+  }
   return f;
 }
 
@@ -557,7 +646,14 @@ BenchFile read_bench_file(const std::string& path, const std::string& text) {
                 l.find("global batch size") != std::string::npos);
       }))
     return read_megatron(path, lines);
-  if (any([](const std::string& l) { return l.find("'train_samples_per_second'") != std::string::npos; }))
+  // The keys with a number after them: a README that names them is not a log.
+  if (any([](const std::string& l) {
+        return number_after(l, "train_step_timing in s") && number_after(l, "global_step");
+      }))
+    return read_nemo(path, lines);
+  if (any([](const std::string& l) {
+        return number_after(l, "'train_samples_per_second'") || number_after(l, "'train_mem_gpu_peaked_delta'");
+      }))
     return read_hf_trainer(path, lines);
   unknown_format(path);
 }

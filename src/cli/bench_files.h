@@ -22,9 +22,10 @@ struct BenchRun {
   int gpus = 0;            ///< devices the file names; 0 = not said
   std::string engine;      ///< llama.cpp, vllm
   long long batch = 1, prompt_tokens = 0, generated_tokens = 0;
-  int tp = 0, pp = 0;  ///< a training log's parallel layout; 0 = not said
-  /// HF Trainer: `value` is samples per second over the whole job, made tokens/s per GPU with the
-  /// run's --seq-len and --gpus.
+  int tp = 0, pp = 0;     ///< a training log's parallel layout; 0 = not said
+  long long seq_len = 0;  ///< a training log's tokens per sample; 0 = not said
+  /// HF Trainer, NeMo: `value` is samples per second over the whole job, made tokens/s per GPU with
+  /// the run's --seq-len (or the log's) and --gpus.
   bool per_sample = false;
   estimate::MemoryCounts counts = estimate::MemoryCounts::allocated;  ///< memory runs, in GiB
   std::string skip;                                                   ///< why the run cannot be used, or empty
@@ -40,8 +41,8 @@ struct BenchFile {
 /// The formats read, for messages and --help.
 inline constexpr std::string_view kBenchFormats =
     "llama-bench markdown or -o json/jsonl, vLLM bench serve (benchmark_serving.py) JSON, vLLM "
-    "benchmark_throughput.py JSON, SGLang bench_serving result and JSON, torchtune, torchtitan, Megatron-LM and "
-    "Hugging Face Trainer training logs, nvidia-smi --query-gpu CSV";
+    "benchmark_throughput.py JSON, SGLang bench_serving result and JSON, torchtune, torchtitan, Megatron-LM, NeMo "
+    "and Hugging Face Trainer training logs, nvidia-smi --query-gpu CSV";
 
 /// Reads `text` (the content of `path`) by what it looks like. Throws Error (exit 2) naming the
 /// file and the formats it knows when it is none of them.

@@ -111,7 +111,9 @@ std::vector<Used> match_runs(Context& ctx, const CalibrateOptions& o, const std:
       if (training) {
         m.in.task = !o.task.empty() ? o.task : "train";
         m.in.batch = o.batch;
-        m.in.seq_len = o.seq_len;
+        // The flag, else the log's own (Megatron-LM's seq_length).
+        const std::string seq_len = !o.seq_len.empty() ? o.seq_len : r.seq_len > 0 ? std::to_string(r.seq_len) : "";
+        m.in.seq_len = seq_len;
         m.in.zero = o.zero;
         m.in.checkpointing = o.checkpointing;
         m.in.recipe = o.recipe;
@@ -123,15 +125,15 @@ std::vector<Used> match_runs(Context& ctx, const CalibrateOptions& o, const std:
         }
         if (r.per_sample) {
           // Samples/s over the job: tokens/s per GPU needs the tokens per sample and the GPUs.
-          if (o.seq_len.empty()) {
+          if (seq_len.empty()) {
             skipped.emplace_back(where, "the log reports samples/s: give --seq-len (tokens per sample) and --gpus");
             continue;
           }
           const auto g = util::parse_number(m.in.gpus);
           const double gpus = g && *g >= 1 ? *g : 1;
-          const auto seq = util::parse_count(o.seq_len);
+          const auto seq = util::parse_count(seq_len);
           if (!seq || !(*seq > 0))
-            throw Error(fmt::format("--seq-len: expected a token count, got {}", util::quote(o.seq_len)));
+            throw Error(fmt::format("--seq-len: expected a token count, got {}", util::quote(seq_len)));
           m.expected = r.value * *seq / gpus;
         }
       } else {
@@ -197,10 +199,26 @@ void print_text(Context& ctx, const util::Json& j, const std::string& output) {
     ctx.out << fmt::format("Applies to {} on {}.\n", names(j["scope"]["engines"]), names(j["scope"]["gpus"]));
     ctx.out << fmt::format("Wrote {}; use it with --calibration {} (or GPUADVISOR_CALIBRATION).\n", output, output);
   } else {
+    const std::size_t need = estimate::kMinRecordsPerFactor;
     ctx.out << fmt::format(
-        "Nothing fitted: a factor moves only where at least {} matched measurements use it ({} matched). No file "
-        "written.\n",
-        estimate::kMinRecordsPerFactor, matched);
+        "Nothing fitted: a factor moves only where at least {} matched measurements use it ({}). "
+        "No file written.\n",
+        need,
+        matched >= need ? fmt::format("no factor is used by {} of the {} matched", need, matched)
+                        : fmt::format("{} matched", matched));
+    // What was read, against the published estimate: worth knowing with no fit.
+    if (matched > 0) ctx.out << "\nMatched, against the published estimate:\n";
+    for (const auto& m : j["measurements"]) {
+      const auto& est = m["estimate_before"];
+      const double measured = m["measured"].get<double>();
+      const std::string unit = m["kind"] == "train_memory" ? " GiB" : "";
+      ctx.out << fmt::format("  - {}: {} {}{} on {} x {}, estimated {}\n", m["source"].get<std::string>(),
+                             m["kind"].get<std::string>(), util::format_number(measured), unit, m["gpus"].get<int>(),
+                             m["gpu_id"].get<std::string>(),
+                             est.is_null() ? std::string("unknown")
+                                           : fmt::format("{}{} ({:+.0f}%)", util::format_number(est.get<double>()),
+                                                         unit, (est.get<double>() / measured - 1) * 100));
+    }
   }
   if (!skipped.empty()) {
     ctx.out << "\nSkipped:\n";
@@ -222,7 +240,8 @@ util::Json measurements_json(const std::vector<const estimate::Prepared*>& recor
                   {"model", p->w.model.id},
                   {"gpu_id", p->gpu->id},
                   {"gpus", p->w.gpus},
-                  {"engine", std::string(catalog::name(p->w.engine))},
+                  {"engine", estimate::is_training(p->w.task) ? std::string("training")
+                                                              : std::string(catalog::name(p->w.engine))},
                   {"precision", p->w.precision},
                   {"batch", p->w.batch},
                   {"prompt_tokens", p->m->prompt_tokens},

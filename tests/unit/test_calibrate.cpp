@@ -107,7 +107,7 @@ TEST_CASE("calibrate: a file of no known format is exit 2 naming the formats", "
         "gpuadvisor: error: " + bad +
             ": not a format calibrate reads (it reads llama-bench markdown or -o json/jsonl, vLLM bench serve "
             "(benchmark_serving.py) JSON, vLLM benchmark_throughput.py JSON, SGLang bench_serving result and JSON, "
-            "torchtune, torchtitan, Megatron-LM and Hugging Face Trainer training logs, nvidia-smi --query-gpu "
+            "torchtune, torchtitan, Megatron-LM, NeMo and Hugging Face Trainer training logs, nvidia-smi --query-gpu "
             "CSV)\n");
   auto c = run_cli({"estimate", "--model", "7B", "--gpu", "t4", "--calibration", bad});
   CHECK(c.code == 2);
@@ -153,7 +153,7 @@ const util::Json* measurement(const util::Json& j, const std::string& kind, cons
 
 // Training logs as the frameworks print them (tests/fixtures/calibrate/SOURCES.md): a steady rate
 // (the median of the steps after the first fifth) and the peak memory; the workload from the flags.
-TEST_CASE("calibrate: torchtitan, torchtune, Megatron-LM and HF Trainer logs", "[calibrate][training]") {
+TEST_CASE("calibrate: torchtitan, torchtune, Megatron-LM, NeMo and HF Trainer logs", "[calibrate][training]") {
   SECTION("torchtitan: tokens/s per GPU and reserved memory; the log names the device and NGPU") {
     auto j = calibrate_json({"torchtitan-8xh100-llama3-8b-seq8192.log"},
                             {"--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--zero", "fsdp", "--batch", "1",
@@ -197,6 +197,55 @@ TEST_CASE("calibrate: torchtitan, torchtune, Megatron-LM and HF Trainer logs", "
     REQUIRE(k["skipped"].size() == 1);
     CHECK(k["skipped"][0]["reason"] == "the log reports samples/s: give --seq-len (tokens per sample) and --gpus");
   }
+  SECTION("Megatron-LM's arguments block gives the layout and the sequence length") {
+    // world_size 8, tensor_model_parallel_size 4, pipeline_model_parallel_size 2, seq_length 8192;
+    // iterations 1-6 and 17: 233.3, 248.4, 249.5, 249.8, 249.6, 250.9, 250.9 TFLOP/s per GPU, the
+    // first fifth left out: the median of the other six.
+    auto j = calibrate_json({"megatron-8xmi300x-gpt-28b-tp4pp2.log"}, {"--model", "28B", "--gpu", "mi300x"});
+    CHECK(j["files"][0]["format"] == "Megatron-LM training log");
+    const auto* rate = measurement(j, "train_tflops_per_gpu", "megatron");
+    REQUIRE(rate);
+    CHECK((*rate)["gpus"] == 8);
+    CHECK((*rate)["engine"] == "training");
+    CHECK((*rate)["measured"].get<double>() == Approx((249.6 + 249.8) / 2));
+  }
+  SECTION("NeMo: the progress bar's step time and consumed samples") {
+    // global_step=5, consumed_samples=12288 (a global batch of 12288 / 6 = 2048), 49.50 s per step:
+    // 2048 / 49.5 samples/s x 4096 tokens / 16 GPUs.
+    auto j = calibrate_json({"nemo-16xh100-llama2-7b-gbs2048.log"},
+                            {"--model", "llama-2-7b", "--gpu", "h100-sxm", "--gpus", "16", "--seq-len", "4096"});
+    CHECK(j["files"][0]["format"] == "NeMo training log");
+    const auto* rate = measurement(j, "train_tokens_per_s_per_gpu", "nemo");
+    REQUIRE(rate);
+    CHECK((*rate)["measured"].get<double>() == Approx(2048 / 49.5 * 4096 / 16));
+  }
+  SECTION("HF Trainer's memory metrics: the stage's start, alloc_delta and peaked_delta summed") {
+    // before_init_mem_gpu 4747206656 + init_mem_gpu_alloc_delta 0 + train_mem_gpu_alloc_delta
+    // 126487040 + train_mem_gpu_peaked_delta 11016635392 bytes, in GiB.
+    auto j = calibrate_json({"hf-trainer-memory-metrics.log"},
+                            {"--model", "llama-3.1-8b", "--gpu", "a100-80gb-sxm", "--seq-len", "4096"});
+    const auto* mem = measurement(j, "train_memory", "hf-trainer-memory");
+    REQUIRE(mem);
+    CHECK((*mem)["measured"].get<double>() ==
+          Approx((4747206656.0 + 126487040.0 + 11016635392.0) / (1024.0 * 1024 * 1024)));
+  }
+}
+
+TEST_CASE("calibrate: a NeMo log of its first two steps only is skipped and says why", "[calibrate][training]") {
+  // The progress bar's updates, separated by carriage returns as tqdm writes them.
+  const std::string path = temp_path("nemo-early.log");
+  std::ofstream(path) << "Epoch 0: :   7%|7         | 1/15 [00:59<13:46, reduced_train_loss=11.50, global_step=0.000, "
+                         "consumed_samples=2048.0, train_step_timing in s=59.10]\r"
+                         "Epoch 0: :  13%|#3        | 2/15 [01:48<11:44, reduced_train_loss=11.49, global_step=1.000, "
+                         "consumed_samples=4096.0, train_step_timing in s=49.60]\n";
+  auto r = run_cli({"calibrate", path, "--model", "llama-2-7b", "--gpu", "h100-sxm", "--seq-len", "4096", "--format",
+                    "json", "-o", temp_path("nemo-early.json")});
+  std::remove(path.c_str());
+  REQUIRE(r.code == 0);
+  auto j = util::Json::parse(r.out);
+  CHECK(j["files"][0]["format"] == "NeMo training log");
+  REQUIRE(j["skipped"].size() == 1);
+  CHECK(j["skipped"][0]["reason"] == "only the first two steps: no steady rate after start-up");
 }
 
 // SGLang bench_serving: the printed result block and the --output-file JSON Lines. The decode rate
