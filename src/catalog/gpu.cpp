@@ -103,7 +103,8 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.compute_capability = f.opt_str("compute_capability");
   if (auto y = f.opt_integer("release_year", 1990, 2100)) g.release_year = static_cast<int>(*y);
   g.segment = one_of(f, "segment", kSegmentNames);
-  g.form_factor = f.opt_str("form_factor").value_or("");
+  if (f.has("form_factor") && !f.raw("form_factor").is_null())
+    g.form_factor = one_of(f, "form_factor", kFormFactorNames);
   g.cuda_cores = f.opt_integer("cuda_cores", 0, 10'000'000);
   g.tensor_cores = f.opt_integer("tensor_cores", 0, 10'000'000);
   g.memory_bytes = static_cast<double>(f.integer("memory_bytes", 0, std::int64_t{1} << 50));
@@ -344,7 +345,7 @@ util::Json to_data_json(const Gpu& g) {
   j["compute_capability"] = opt(g.compute_capability);
   j["release_year"] = opt(g.release_year);
   j["segment"] = kSegmentNames.name(g.segment);
-  j["form_factor"] = g.form_factor;
+  j["form_factor"] = g.form_factor ? std::string(kFormFactorNames.name(*g.form_factor)) : std::string();
   j["cuda_cores"] = opt(g.cuda_cores);
   j["tensor_cores"] = opt(g.tensor_cores);
   j["memory_bytes"] = static_cast<std::int64_t>(g.memory_bytes);
@@ -393,7 +394,7 @@ util::Json to_output_json(const Gpu& g) {
   j["compute_capability"] = opt(g.compute_capability);
   j["release_year"] = opt(g.release_year);
   j["segment"] = kSegmentNames.name(g.segment);
-  j["form_factor"] = g.form_factor;
+  j["form_factor"] = g.form_factor ? std::string(kFormFactorNames.name(*g.form_factor)) : std::string();
   j["cuda_cores"] = opt(g.cuda_cores);
   j["tensor_cores"] = opt(g.tensor_cores);
   j["memory_bytes"] = static_cast<std::int64_t>(g.memory_bytes);

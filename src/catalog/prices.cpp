@@ -69,9 +69,11 @@ void Prices::parse_into(const util::JsonDoc& doc, Prices& out) {
       p.kind = f.str("kind");
       if (p.kind != "workstation" && p.kind != "server" && p.kind != "hgx")
         f.fail("kind", fmt::format("expected one of workstation, server, hgx, got {}", util::quote(p.kind)));
-      p.form_factor = f.str("form_factor");
-      if (p.form_factor != "pcie" && p.form_factor != "sxm" && p.form_factor != "oam")
-        f.fail("form_factor", fmt::format("expected one of pcie, sxm, oam, got {}", util::quote(p.form_factor)));
+      const std::string ff = f.str("form_factor");
+      const auto form = kFormFactorNames.parse(ff);
+      if (!form || (*form != FormFactor::pcie && *form != FormFactor::sxm && *form != FormFactor::oam))
+        f.fail("form_factor", fmt::format("expected one of pcie, sxm, oam, got {}", util::quote(ff)));
+      p.form_factor = *form;
       if (f.has("gpu_ids")) {
         const auto& ids = f.raw("gpu_ids");
         if (!ids.is_array()) f.fail("gpu_ids", "expected an array of GPU ids");

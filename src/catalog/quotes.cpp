@@ -158,8 +158,9 @@ void apply_system_quotes(const std::vector<Quote>& quotes, const Catalog& catalo
     Platform p;
     p.id = fmt::format("quote-{}x-{}", q.count, g.id);
     p.name = fmt::format("{} x {} system quoted by {}", q.count, g.name, q.vendor);
-    p.kind = g.form_factor == "pcie" ? "server" : "hgx";
-    p.form_factor = g.form_factor == "oam" ? "oam" : g.form_factor == "sxm" ? "sxm" : "pcie";
+    const bool baseboard = g.form_factor == FormFactor::sxm || g.form_factor == FormFactor::oam;
+    p.kind = g.form_factor == FormFactor::pcie ? "server" : "hgx";
+    p.form_factor = baseboard ? *g.form_factor : FormFactor::pcie;
     p.gpu_ids = {g.id};
     p.gpu_slots = q.count;
     p.price_usd = q.usd;

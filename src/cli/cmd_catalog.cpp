@@ -197,7 +197,7 @@ void run_show(Context& ctx, const std::string& query) {
                            (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : "")});
   kv.push_back({"Vendor / segment",
                 fmt::format("{}, {}{}", catalog::kVendorNames.name(g.vendor), catalog::kSegmentNames.name(g.segment),
-                            g.form_factor.empty() ? "" : ", " + g.form_factor)});
+                            g.form_factor ? fmt::format(", {}", catalog::kFormFactorNames.name(*g.form_factor)) : "")});
   if (g.release_year) kv.push_back({"Released", std::to_string(*g.release_year)});
   if (g.cuda_cores)
     kv.push_back({g.vendor == catalog::Vendor::nvidia ? "CUDA cores" : "Stream processors",

@@ -10,6 +10,10 @@
 namespace gpuadvisor::estimate {
 namespace {
 
+std::string_view form_name(const catalog::Gpu& g) {
+  return g.form_factor ? catalog::kFormFactorNames.name(*g.form_factor) : std::string_view();
+}
+
 std::string watts(double w) { return util::format_number(w) + " W"; }
 
 // Callers check that the GPU's power is known first.
@@ -32,13 +36,14 @@ Host host_for(const catalog::Gpu& gpu, int count, const catalog::Prices& prices)
 Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Prices& prices) {
   group = std::clamp(group, 1, std::max(1, count));
   Host h;
-  const std::string_view ff = gpu.form_factor;
-  if (ff == "soc" || ff == "module" || ff == "superchip") {
+  using catalog::FormFactor;
+  const auto ff = gpu.form_factor;
+  if (ff == FormFactor::soc || ff == FormFactor::module || ff == FormFactor::superchip) {
     // Whole systems: a unified-memory computer, a Jetson module on its carrier, a Grace superchip.
     if (count > 1) h.problem = HostProblem::whole_system;
     return h;
   }
-  if (ff == "sxm" || ff == "oam") {
+  if (ff == FormFactor::sxm || ff == FormFactor::oam) {
     // Baseboard GPUs: only on a system built for them, however few are used.
     h.needed = true;
     for (const auto& p : prices.platforms)
@@ -61,7 +66,7 @@ Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Pric
     const bool server_only = gpu.segment == catalog::Segment::datacenter;
     const catalog::Platform* nearest = nullptr;
     for (const auto& p : prices.platforms) {
-      if (p.form_factor != "pcie" || p.kind == "hgx" || (server_only && p.kind != "server")) continue;
+      if (p.form_factor != FormFactor::pcie || p.kind == "hgx" || (server_only && p.kind != "server")) continue;
       h.largest_slots = std::max(h.largest_slots, p.gpu_slots);
       if (p.gpu_slots < group) continue;
       if (!powers(p, gpu, std::min(count, p.gpu_slots / group * group))) {
@@ -89,7 +94,8 @@ Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Pric
   }
   const auto& p = *h.platform;
   // Groups do not straddle boxes: a box holds as many whole groups as its slots take.
-  const int per_box = ff == "sxm" || ff == "oam" ? p.gpu_slots : std::max(1, p.gpu_slots / group * group);
+  const int per_box =
+      ff == FormFactor::sxm || ff == FormFactor::oam ? p.gpu_slots : std::max(1, p.gpu_slots / group * group);
   h.boxes = static_cast<int>(std::ceil(static_cast<double>(count) / per_box));
   if (!gpu.tdp_w && (p.max_gpu_tdp_w || p.system_max_power_w)) {
     h.problem = HostProblem::unknown_power;
@@ -108,12 +114,12 @@ Host host_for(const catalog::Gpu& gpu, int count, int group, const catalog::Pric
 std::string describe(const Host& h, const catalog::Gpu& gpu, int count) {
   switch (h.problem) {
     case HostProblem::whole_system:
-      return fmt::format("{} is a whole system ({}): one is planned, not {} joined", gpu.id, gpu.form_factor, count);
+      return fmt::format("{} is a whole system ({}): one is planned, not {} joined", gpu.id, form_name(gpu), count);
     case HostProblem::no_baseboard:
       return fmt::format(
           "{} is an {} module: it runs only on a baseboard system, and data/platforms.json has none for it "
           "(--prices FILE adds one)",
-          gpu.id, gpu.form_factor == "sxm" ? "SXM" : "OAM");
+          gpu.id, gpu.form_factor == catalog::FormFactor::sxm ? "SXM" : "OAM");
     case HostProblem::no_slots:
       return fmt::format("no {} in data/platforms.json takes {} x {} (the largest takes {})",
                          gpu.segment == catalog::Segment::datacenter ? "server" : "workstation or server", count,
@@ -135,9 +141,9 @@ std::string describe(const Host& h, const catalog::Gpu& gpu, int count) {
       break;
   }
   if (!h.needed)
-    return gpu.form_factor == "pcie" || gpu.form_factor.empty()
+    return !gpu.form_factor || gpu.form_factor == catalog::FormFactor::pcie
                ? "one card goes into a computer you have (not priced)"
-               : fmt::format("{} is a whole system ({})", gpu.id, gpu.form_factor);
+               : fmt::format("{} is a whole system ({})", gpu.id, form_name(gpu));
   const auto& p = *h.platform;
   return fmt::format(
       "{}{} ({}, {} GPU slots{}): {}, {}", h.boxes > 1 ? fmt::format("{} x ", h.boxes) : "", p.id, p.kind, p.gpu_slots,

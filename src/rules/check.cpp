@@ -404,7 +404,7 @@ struct Builder {
               fmt::format("gpus[{}]: the MIG instances of {} are not known; mig-instances was not checked", i, gpu.id));
         }
       }
-      if (gpu.form_factor == "pcie") {
+      if (gpu.form_factor == catalog::FormFactor::pcie) {
         pcie_cards += g.count;
         card_parts.push_back(fmt::format("{} x {}", g.count, gpu.id));
       }

@@ -824,7 +824,7 @@ std::optional<std::string> offload_way_out(const Request& req, const Recommendat
   for (const auto& c : out.candidates) {
     // A card in a PC's slot: a module or SoC shares its memory with the CPU, so there is no host RAM beside it.
     if (c.count != 1 || c.instance || !c.price_usd || (req.budget_usd && *c.price_usd > *req.budget_usd) ||
-        c.gpu->form_factor != "pcie")
+        c.gpu->form_factor != catalog::FormFactor::pcie)
       continue;
     const bool only_memory = std::all_of(c.outcomes.begin(), c.outcomes.end(), [](const Outcome& o) {
       return !o.applicable || o.passed || o.rule->kind != Kind::constraint || o.rule->id == "memory-fit";
@@ -1431,7 +1431,7 @@ Recommendation recommend(const Request& req, const Data& data) {
             fastest->gpu->name, fastest->w.precision, util::format_duration(fastest->perf.time_s->typical),
             util::format_int(need),
             need > kMaxPlanGpus ? fmt::format("more than the {} GPUs --max-gpus plans", util::format_int(kMaxPlanGpus))
-            : fastest->gpu->form_factor == "pcie"
+            : fastest->gpu->form_factor == catalog::FormFactor::pcie
                 ? std::string("PCIe cards are planned in one server: more need a cluster network, which is not planned")
                 : fmt::format("--max-gpus {}", need)));
       }

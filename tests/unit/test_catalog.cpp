@@ -313,3 +313,31 @@ TEST_CASE("catalog::Gpu::price_kind: no new price for a card out of production, 
   CHECK_THROWS_WITH(parse(rec),
                     Catch::Contains("field 'status': expected one of in_production, end_of_life, discontinued"));
 }
+
+TEST_CASE("catalog: vendor, segment and form factor are read once into their enums", "[catalog]") {
+  auto parse = [](const util::Json& rec) {
+    util::Json file;
+    file["gpus"] = util::Json::array({rec});
+    auto doc = util::JsonDoc::parse(file.dump(), "enums.json");
+    REQUIRE(doc);
+    return Catalog::parse(*doc).front();
+  };
+  auto rec = good_record();
+  rec["form_factor"] = "sxm";
+  const auto g = parse(rec);
+  CHECK(g.form_factor == catalog::FormFactor::sxm);
+  CHECK(catalog::to_data_json(g)["form_factor"] == "sxm");
+  rec["form_factor"] = nullptr;
+  CHECK_FALSE(parse(rec).form_factor);
+  rec["form_factor"] = "mxm";
+  CHECK_THROWS_WITH(parse(rec),
+                    Catch::Contains("field 'form_factor': expected one of pcie, sxm, oam, module, soc, superchip, got "
+                                    "\"mxm\""));
+  rec["form_factor"] = "pcie";
+  rec["segment"] = "datacentre";
+  CHECK_THROWS_WITH(parse(rec), Catch::Contains("field 'segment': expected one of consumer, workstation, datacenter, "
+                                                "edge, got \"datacentre\", did you mean 'datacenter'?"));
+  rec["segment"] = "edge";
+  rec["vendor"] = "Nvidia";
+  CHECK_THROWS_WITH(parse(rec), Catch::Contains("field 'vendor': expected one of nvidia, amd, intel, apple"));
+}

@@ -38,6 +38,11 @@ std::string_view display_name(Vendor v);
 enum class Segment { consumer, workstation, datacenter, edge };
 inline constexpr util::Names<Segment, 4> kSegmentNames{{"consumer", "workstation", "datacenter", "edge"}};
 
+/// How a GPU is built and mounted: a PCIe card; an SXM or OAM module on a baseboard; a Jetson
+/// module on its carrier; a system on a chip (unified memory); a Grace superchip.
+enum class FormFactor { pcie, sxm, oam, module, soc, superchip };
+inline constexpr util::Names<FormFactor, 6> kFormFactorNames{{"pcie", "sxm", "oam", "module", "soc", "superchip"}};
+
 /// A dated price with its source.
 struct Price {
   std::optional<double> usd;
@@ -57,7 +62,7 @@ struct Gpu {
   std::optional<std::string> compute_capability;
   std::optional<int> release_year;
   Segment segment = Segment::consumer;
-  std::string form_factor;
+  std::optional<FormFactor> form_factor;  ///< nullopt: not given
   std::optional<std::int64_t> cuda_cores;
   std::optional<std::int64_t> tensor_cores;
   double memory_bytes = 0;

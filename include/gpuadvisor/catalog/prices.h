@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuadvisor/catalog/gpu.h"
 #include "gpuadvisor/catalog/source.h"
 
 namespace gpuadvisor::catalog {
@@ -22,9 +23,9 @@ struct CloudInstance {
 /// A host that takes several GPUs (data/platforms.json): a workstation, a PCIe server or an HGX/DGX
 /// baseboard system. Plans of two or more cards are priced and powered with one (estimate/platform.h).
 struct Platform {
-  std::string id, name, kind;        ///< kind: workstation, server, hgx
-  std::string form_factor;           ///< the GPUs it takes: pcie, sxm, oam
-  std::vector<std::string> gpu_ids;  ///< hgx: the GPUs its baseboard carries; empty: any of the form factor
+  std::string id, name, kind;                 ///< kind: workstation, server, hgx
+  FormFactor form_factor = FormFactor::pcie;  ///< the GPUs it takes: pcie, sxm, oam
+  std::vector<std::string> gpu_ids;           ///< hgx: the GPUs its baseboard carries; empty: any of the form factor
   int gpu_slots = 0;
   std::optional<double> max_gpu_tdp_w;       ///< the most power one GPU may draw in it
   std::optional<double> system_max_power_w;  ///< what the whole machine may draw (PSUs, circuit)
