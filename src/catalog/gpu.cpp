@@ -139,8 +139,7 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
   g.street = read_price(f, "street_price");
   g.used = read_price(f, "used_price");
-  if (f.has("status") && !f.raw("status").is_null())
-    g.status = one_of(f, "status", {"in_production", "end_of_life", "discontinued"});
+  if (f.has("status") && !f.raw("status").is_null()) g.status = one_of(f, "status", kStatusNames);
   if (auto y = f.opt_integer("status_year", 1990, 2100)) g.status_year = static_cast<int>(*y);
   if (f.has("status_source") && !f.raw("status_source").is_null()) g.status_source = read_source(f, "status_source");
   g.status_as_of = f.opt_str("status_as_of").value_or("");
@@ -213,7 +212,7 @@ std::string Gpu::price_kind(bool prefer_used) const {
   if (prefer_used && used.usd) return "used";
   // A card no longer made is not sold new: its street and launch prices are history.
   if (street.usd && !out_of_production()) return "street";
-  if (launch_msrp_usd && status == "in_production") return "msrp";
+  if (launch_msrp_usd && in_production()) return "msrp";
   return "";
 }
 
@@ -372,7 +371,7 @@ util::Json to_data_json(const Gpu& g) {
     j[std::string(key) + "_as_of"] = price->as_of.empty() ? util::Json(nullptr) : util::Json(price->as_of);
     j[std::string(key) + "_source"] = price->source ? source_json(*price->source) : util::Json(nullptr);
   }
-  j["status"] = g.status.empty() ? util::Json(nullptr) : util::Json(g.status);
+  j["status"] = g.status ? util::Json(kStatusNames.name(*g.status)) : util::Json(nullptr);
   j["status_year"] = opt(g.status_year);
   j["status_source"] = g.status_source ? source_json(*g.status_source) : util::Json(nullptr);
   j["status_as_of"] = g.status_as_of.empty() ? util::Json(nullptr) : util::Json(g.status_as_of);
@@ -422,7 +421,7 @@ util::Json to_output_json(const Gpu& g) {
   j["street_price_as_of"] = g.street.as_of.empty() ? util::Json(nullptr) : util::Json(g.street.as_of);
   j["used_price_usd"] = opt(g.used.usd);
   j["used_price_as_of"] = g.used.as_of.empty() ? util::Json(nullptr) : util::Json(g.used.as_of);
-  j["status"] = g.status.empty() ? util::Json(nullptr) : util::Json(g.status);
+  j["status"] = g.status ? util::Json(kStatusNames.name(*g.status)) : util::Json(nullptr);
   j["status_year"] = opt(g.status_year);
   j["market"] = g.market;
   j["sources"] = sources_json(g.sources);

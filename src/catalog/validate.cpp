@@ -235,15 +235,14 @@ std::vector<Finding> validate(const std::vector<Gpu>& gpus, const std::string& t
                                          util::format_money(*price->usd), price->as_of, today));
       }
     }
-    if (g.status.empty())
+    if (!g.status)
       c.add("missing-status", "no status: launch MSRP is not planned for a card not known to be in production");
     else if (!g.status_source)
-      c.add("missing-status", fmt::format("status {} has no status_source", g.status));
+      c.add("missing-status", fmt::format("status {} has no status_source", kStatusNames.name(*g.status)));
     if (g.out_of_production() && g.street.usd)
-      c.add(
-          "new-price-out-of-production",
-          fmt::format("street_price {} on a card that is {}: it is not sold new (give a used_price instead)",
-                      util::format_money(*g.street.usd), g.status == "discontinued" ? "discontinued" : "end of life"));
+      c.add("new-price-out-of-production",
+            fmt::format("street_price {} on a card that is {}: it is not sold new (give a used_price instead)",
+                        util::format_money(*g.street.usd), g.out_of_production_words()));
     // MIG is a per-product fact (not every Ampere or Blackwell card has it): a count needs its source.
     if (g.mig_instances && *g.mig_instances > 0 &&
         std::none_of(g.sources.begin(), g.sources.end(), [](const Source& src) {

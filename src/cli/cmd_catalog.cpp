@@ -238,8 +238,9 @@ void run_show(Context& ctx, const std::string& query) {
                                          : *g.mig_instances ? std::to_string(*g.mig_instances) + " instances"
                                                             : "no",
                                          g.ecc ? "yes" : "no")});
-  if (!g.status.empty())
-    kv.push_back({"Status", g.status + (g.status_year ? fmt::format(" ({})", *g.status_year) : "") +
+  if (g.status)
+    kv.push_back({"Status", std::string(catalog::kStatusNames.name(*g.status)) +
+                                (g.status_year ? fmt::format(" ({})", *g.status_year) : "") +
                                 (g.market == "china" ? ", sold in China only" : "")});
   if (g.launch_msrp_usd) kv.push_back({"Launch MSRP", util::format_money(*g.launch_msrp_usd)});
   if (g.street.usd)

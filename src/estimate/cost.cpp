@@ -100,7 +100,7 @@ CostEstimate estimate_cost(const Workload& w, const catalog::Gpu& gpu, const Per
   } else {
     if (gpu.out_of_production())
       c.assumptions.push_back(fmt::format("{} is {}: not sold new, purchase cost unknown{}", gpu.name,
-                                          gpu.status == "discontinued" ? "discontinued" : "end of life",
+                                          gpu.out_of_production_words(),
                                           o.used ? " (no used price known)" : " (--used prices it used where known)"));
     else
       c.assumptions.push_back(fmt::format("{} has no known price: purchase cost unknown", gpu.name));

@@ -660,11 +660,11 @@ static Recommendation::NotPriced not_priced_entry(const Candidate& c, bool used)
   const auto& g = *c.gpu;
   if (!g.price_usd(used)) {
     if (g.out_of_production()) {
-      const std::string st = g.status == "discontinued" ? "discontinued" : "end of life";
+      const std::string st(g.out_of_production_words());
       if (used || !g.used.usd) return why(st + ", no used price");
       return why(st + ", priced used with --used", g.used.usd);
     }
-    if (g.status.empty() && g.launch_msrp_usd) return why("production status unknown, launch MSRP not planned");
+    if (!g.status && g.launch_msrp_usd) return why("production status unknown, launch MSRP not planned");
     return why("no price");
   }
   if (c.host.needed && c.host.platform && !c.host.price_usd)

@@ -527,7 +527,7 @@ TEST_CASE("recommend: a card out of production is never planned at a new price; 
         for (const auto& c : r.candidates) {
           INFO(c.label() << (used ? " --used" : ""));
           if (c.gpu->out_of_production()) CHECK((c.price_kind == "used" || c.price_kind.empty()));
-          if (c.price_kind == "msrp") CHECK(c.gpu->status == "in_production");
+          if (c.price_kind == "msrp") CHECK(c.gpu->status == catalog::Status::in_production);
           if (!used) CHECK(c.price_kind != "used");
         }
       }

@@ -43,6 +43,10 @@ inline constexpr util::Names<Segment, 4> kSegmentNames{{"consumer", "workstation
 enum class FormFactor { pcie, sxm, oam, module, soc, superchip };
 inline constexpr util::Names<FormFactor, 6> kFormFactorNames{{"pcie", "sxm", "oam", "module", "soc", "superchip"}};
 
+/// Whether a GPU is still made.
+enum class Status { in_production, end_of_life, discontinued };
+inline constexpr util::Names<Status, 3> kStatusNames{{"in_production", "end_of_life", "discontinued"}};
+
 /// A dated price with its source.
 struct Price {
   std::optional<double> usd;
@@ -88,7 +92,7 @@ struct Gpu {
   Price quote;  ///< the buyer's own quote (--quotes FILE), for one run; planned before any other price
   /// Availability: in_production, end_of_life or discontinued ("" when no source says); the year it
   /// left production; where that is stated; when it was checked; global or china (sold in China only).
-  std::string status;
+  std::optional<Status> status;  ///< nullopt when no source says
   std::optional<int> status_year;
   std::optional<Source> status_source;
   std::string status_as_of;
@@ -116,8 +120,12 @@ struct Gpu {
     return has_fast_interconnect() && !(gpus > 2 && *interconnect == "nvlink-bridge");
   }
   /// Whether the card is no longer made (end_of_life or discontinued): no new price is planned.
-  bool out_of_production() const { return status == "end_of_life" || status == "discontinued"; }
-  bool in_production() const { return status == "in_production"; }
+  bool out_of_production() const { return status == Status::end_of_life || status == Status::discontinued; }
+  bool in_production() const { return status == Status::in_production; }
+  /// "discontinued" or "end of life", for a card out of production.
+  std::string_view out_of_production_words() const {
+    return status == Status::discontinued ? "discontinued" : "end of life";
+  }
   /// CUDA software runs on it unchanged (NVIDIA); others need ROCm, oneAPI/SynapseAI or Metal ports.
   bool runs_cuda() const { return vendor == Vendor::nvidia; }
   /// The price to plan with: the used-market price when asked and known; else the street price
