@@ -66,9 +66,7 @@ std::vector<EngineInfo> parse_engines(const util::JsonDoc& doc) {
     e.kv_formats = strings(f, "kv_formats");
     for (const auto& v : strings(f, "vendors")) {
       auto vendor = kVendorNames.parse(v);
-      if (!vendor)
-        f.fail("vendors", fmt::format("expected one of {}, got {}{}", kVendorNames.join_or(), util::quote(v),
-                                      kVendorNames.suggest(v)));
+      if (!vendor) f.fail("vendors", kVendorNames.expected(v));
       e.vendors.push_back(*vendor);
     }
     if (f.has("memory_fraction") && !f.raw("memory_fraction").is_null()) {

@@ -49,14 +49,6 @@ std::string one_of(const util::Fields& f, const std::string& key, std::initializ
                           util::did_you_mean(v, opts)));
 }
 
-template <class E, std::size_t N>
-E one_of(const util::Fields& f, const std::string& key, const util::Names<E, N>& names) {
-  std::string v = f.str(key);
-  if (auto e = names.parse(v)) return *e;
-  f.fail(key,
-         fmt::format("expected one of {}, got {}{}", util::join(names.list(), ", "), util::quote(v), names.suggest(v)));
-}
-
 Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& ptr) {
   std::string label;
   if (j.is_object() && j.contains("id") && j["id"].is_string()) {
@@ -98,13 +90,12 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
       g.pci_device_ids.push_back(id);
     }
   }
-  g.vendor = one_of(f, "vendor", kVendorNames);
+  g.vendor = f.enumerated("vendor", kVendorNames);
   g.architecture = f.str("architecture");
   g.compute_capability = f.opt_str("compute_capability");
   if (auto y = f.opt_integer("release_year", 1990, 2100)) g.release_year = static_cast<int>(*y);
-  g.segment = one_of(f, "segment", kSegmentNames);
-  if (f.has("form_factor") && !f.raw("form_factor").is_null())
-    g.form_factor = one_of(f, "form_factor", kFormFactorNames);
+  g.segment = f.enumerated("segment", kSegmentNames);
+  g.form_factor = f.opt_enumerated("form_factor", kFormFactorNames);
   g.cuda_cores = f.opt_integer("cuda_cores", 0, 10'000'000);
   g.tensor_cores = f.opt_integer("tensor_cores", 0, 10'000'000);
   g.memory_bytes = static_cast<double>(f.integer("memory_bytes", 0, std::int64_t{1} << 50));
@@ -139,7 +130,7 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.launch_msrp_usd = f.opt_num("launch_msrp_usd");
   g.street = read_price(f, "street_price");
   g.used = read_price(f, "used_price");
-  if (f.has("status") && !f.raw("status").is_null()) g.status = one_of(f, "status", kStatusNames);
+  g.status = f.opt_enumerated("status", kStatusNames);
   if (auto y = f.opt_integer("status_year", 1990, 2100)) g.status_year = static_cast<int>(*y);
   if (f.has("status_source") && !f.raw("status_source").is_null()) g.status_source = read_source(f, "status_source");
   g.status_as_of = f.opt_str("status_as_of").value_or("");

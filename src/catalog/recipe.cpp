@@ -19,15 +19,6 @@ std::optional<std::string> one_of(const util::Fields& f, const std::string& key,
   return v;
 }
 
-template <class E, std::size_t N>
-std::optional<E> one_of(const util::Fields& f, const std::string& key, const util::Names<E, N>& names) {
-  auto v = f.opt_str(key);
-  if (!v) return std::nullopt;
-  auto e = names.parse(*v);
-  if (!e) f.fail(key, fmt::format("expected one of {}, got {}", util::join(names.list(), ", "), util::quote(*v)));
-  return e;
-}
-
 RecipeDefaults parse_defaults(const util::Fields& f) {
   static const std::vector<std::string> known = {
       "master_weights", "gradient_dtype",     "optimizer",    "optimizer_in_backward",
@@ -41,13 +32,13 @@ RecipeDefaults parse_defaults(const util::Fields& f) {
   d.gradient_dtype = one_of(f, "gradient_dtype", {"bf16", "fp16", "fp32"});
   d.optimizer = f.opt_str("optimizer");
   d.optimizer_in_backward = f.opt_bool("optimizer_in_backward");
-  d.checkpointing = one_of(f, "checkpointing", kCheckpointingNames);
+  d.checkpointing = f.opt_enumerated("checkpointing", kCheckpointingNames);
   d.activation_offload = f.opt_bool("activation_offload");
   d.chunked_loss = f.opt_bool("chunked_loss");
   d.packed = f.opt_bool("packed");
   if (auto z = f.opt_integer("zero", 0, 3)) d.zero = static_cast<int>(*z);
   d.sharding = one_of(f, "sharding", {"deepspeed", "fsdp"});
-  d.offload = one_of(f, "offload", kOffloadNames);
+  d.offload = f.opt_enumerated("offload", kOffloadNames);
   return d;
 }
 

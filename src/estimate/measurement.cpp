@@ -72,8 +72,7 @@ E parse_field(const util::Fields& f, const std::string& key, const util::Names<E
   const auto text = f.opt_str(key);
   if (!text) return fallback;
   auto v = names.parse(*text);
-  if (!v)
-    f.fail(key, fmt::format("expected one of {}, got {}{}", names.join_or(), util::quote(*text), names.suggest(*text)));
+  if (!v) f.fail(key, names.expected(*text));
   return *v;
 }
 

@@ -11,6 +11,7 @@
 
 #include "gpuadvisor/util/error.h"
 #include "gpuadvisor/util/json_map.h"
+#include "gpuadvisor/util/names.h"
 
 namespace gpuadvisor::util {
 
@@ -79,6 +80,19 @@ class Fields {
   bool boolean(const std::string& key) const;
   std::optional<bool> opt_bool(const std::string& key) const;
   const Json& raw(const std::string& key) const;
+  /// One of an enum's names (util/names.h), parsed into the enum; else the error names them all.
+  template <class E, std::size_t N>
+  E enumerated(const std::string& key, const Names<E, N>& names) const {
+    const std::string v = str(key);
+    if (auto e = names.parse(v)) return *e;
+    fail(key, names.expected(v));
+  }
+  /// The same for a key that may be absent or null.
+  template <class E, std::size_t N>
+  std::optional<E> opt_enumerated(const std::string& key, const Names<E, N>& names) const {
+    if (!has(key)) return std::nullopt;
+    return enumerated(key, names);
+  }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
   std::string pointer(const std::string& key) const { return pointer_ + "/" + key; }

@@ -35,6 +35,11 @@ struct Names {
     for (E e : values) out.emplace_back(name(e));
     return out;
   }
+  /// The message for a value that is none of them: "expected one of a, b, c, got "x", did you mean 'a'?".
+  std::string expected(std::string_view got) const {
+    auto l = list();
+    return "expected one of " + util::join(l, ", ") + ", got " + util::quote(got) + util::did_you_mean(got, l);
+  }
   /// " (did you mean 'x'?)" or "".
   std::string suggest(std::string_view s) const {
     auto l = list();
