@@ -59,9 +59,7 @@ Model parse_model(const util::JsonDoc& doc, const util::Json& j, const std::stri
     for (const auto& a : f.raw("aliases"))
       if (a.is_string()) m.aliases.push_back(a.get<std::string>());
   m.family = f.opt_str("family").value_or("");
-  m.kind = f.opt_str("kind").value_or("decoder");
-  if (m.kind != "decoder" && m.kind != "encoder" && m.kind != "encoder-decoder" && m.kind != "vision")
-    f.fail("kind", fmt::format("expected decoder, encoder, encoder-decoder or vision, got {}", util::quote(m.kind)));
+  m.kind = f.opt_enumerated("kind", kModelKindNames).value_or(ModelKind::decoder);
   m.params = static_cast<double>(f.integer("params", 1, std::int64_t{1} << 52));
   if (auto a = f.opt_integer("active_params", 1, std::int64_t{1} << 52)) m.active_params = static_cast<double>(*a);
   const std::int64_t big = std::int64_t{1} << 31;
@@ -154,7 +152,7 @@ double count_params(const Model& m) {
   const double h = static_cast<double>(m.hidden);
   double total = m.embedding_params() + m.extra_params;
   if (m.position == "learned") total += static_cast<double>(m.max_context) * h;
-  if (m.kind == "encoder") total += 2 * h + 2 * h + h * h + h;  // BERT token types, embedding norm, pooler
+  if (m.kind == ModelKind::encoder) total += 2 * h + 2 * h + h * h + h;  // BERT token types, embedding norm, pooler
   auto decoder_layer = [&](int index) {
     double p = attention_params(m) + 2 * norm_params(m);
     if (m.family == "gemma2" || m.family == "gemma3") p += 2 * norm_params(m);  // post-attention and post-MLP norms
@@ -169,7 +167,7 @@ double count_params(const Model& m) {
     }
     return p;
   };
-  if (m.kind == "encoder-decoder") {
+  if (m.kind == ModelKind::encoder_decoder) {
     // T5: encoder layers (self-attention, MLP, 2 norms); decoder layers add cross-attention and a
     // third norm; relative position buckets (32 per head) in each stack; a final norm per stack.
     double enc = attention_params(m) + mlp_params(m, static_cast<double>(m.intermediate)) + 2 * norm_params(m);
@@ -179,7 +177,7 @@ double count_params(const Model& m) {
     if (m.position == "relative") total += 2.0 * 32 * m.heads;
     return total;
   }
-  if (m.kind == "vision" && m.vision && m.vision->image_size && m.max_context > 1) {
+  if (m.kind == ModelKind::vision && m.vision && m.vision->image_size && m.max_context > 1) {
     // ViT (Dosovitskiy et al. 2021): patch embedding (3 x p^2 x h + h), class token, and the
     // ImageNet-1k classification head; the patch size follows from image size and token count.
     double patches = static_cast<double>(m.max_context - 1);
@@ -187,7 +185,7 @@ double count_params(const Model& m) {
     total += 3 * p * p * h + h + h + h * 1000 + 1000;
   }
   for (int i = 0; i < m.layers; ++i) total += decoder_layer(i);
-  if (m.kind != "encoder")
+  if (m.kind != ModelKind::encoder)
     total += norm_params(m);  // final norm
   else
     total += 0;
@@ -224,7 +222,7 @@ Model model_from_size(double params) {
   m.id = "custom-" + count;
   m.name = "dense decoder, " + count + " parameters";
   m.family = "llama";
-  m.kind = "decoder";
+  m.kind = ModelKind::decoder;
   m.params = params;
   m.vocab = 32000;
   // Widths of 2,048 and more round to a multiple of 1,024 (heads in eights, so that tensor
@@ -318,7 +316,7 @@ util::Json to_output_json(const Model& m) {
   j["id"] = m.id;
   j["name"] = m.name;
   j["family"] = m.family;
-  j["kind"] = m.kind;
+  j["kind"] = kModelKindNames.name(m.kind);
   j["params"] = util::json_number(m.params);
   j["active_params"] = m.moe ? util::json_number(std::round(m.params_per_token())) : util::Json(nullptr);
   if (m.is_transformer()) {

@@ -389,7 +389,7 @@ Model read_text_model(const Fields& f, std::string type) {
 
   Model m;
   m.family = !lay.family.empty() ? std::string(lay.family) : type;
-  m.kind = bert ? "encoder" : t5 ? "encoder-decoder" : "decoder";
+  m.kind = bert ? ModelKind::encoder : t5 ? ModelKind::encoder_decoder : ModelKind::decoder;
   if (!named && !gpt2 && !bert && !t5 && !falcon)
     m.assumptions.push_back(
         fmt::format("model type {} read as a Llama-style decoder from its standard keys: gated MLP, "
@@ -1421,7 +1421,7 @@ Result<Model> model_from_gguf(const TensorStats& stats) {
     return Result<Model>::fail(fmt::format("{}: the GGUF metadata lacks {}: no shape for the KV cache", stats.origin,
                                            util::join(missing, ", ")));
   Model m;
-  m.kind = "decoder";
+  m.kind = ModelKind::decoder;
   m.family = g.architecture;
   m.layers = static_cast<int>(std::min<std::int64_t>(g.layers, kMaxLayers));
   m.hidden = std::min<std::int64_t>(g.hidden, kMaxWidth);

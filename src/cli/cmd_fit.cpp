@@ -24,10 +24,8 @@ void run_fit(Context& ctx, const FitFlags& o) {
   std::optional<DetectedGpus> detected;
   if (o.gpu.empty()) detected = detect_gpus(o.nvidia_smi, ctx.catalog());
   const auto& gpu = detected ? *detected->gpu : ctx.gpu(o.gpu);
-  if (!o.kind.empty() && o.kind != "decoder" && o.kind != "encoder" && o.kind != "encoder-decoder" &&
-      o.kind != "vision")
-    throw Error(
-        fmt::format("--kind: expected one of decoder, encoder, encoder-decoder, vision, got {}", util::quote(o.kind)));
+  if (!o.kind.empty() && !catalog::kModelKindNames.parse(o.kind))
+    throw Error("--kind: " + catalog::kModelKindNames.expected(o.kind));
   auto n = o.gpus.empty() ? Result<long long>(detected ? detected->count : 1) : util::parse_int(o.gpus, 1, 4096);
   if (!n) throw Error("--gpus: " + n.error());
   if (detected && f != report::Format::json && f != report::Format::csv)
@@ -52,7 +50,7 @@ void run_fit(Context& ctx, const FitFlags& o) {
     j["headroom_fraction"] = estimate::kDefaultHeadroom;
     util::Json arr = util::Json::array();
     for (const auto& r : rows) {
-      if (!o.kind.empty() && r.model->kind != o.kind) continue;
+      if (!o.kind.empty() && catalog::kModelKindNames.name(r.model->kind) != o.kind) continue;
       util::Json x;
       x["model"] = r.model->id;
       x["plan"] = r.plan;
@@ -79,7 +77,7 @@ void run_fit(Context& ctx, const FitFlags& o) {
                      {"layout"}});
     auto count = [](const std::optional<long long>& v) { return v ? std::to_string(*v) : std::string(); };
     for (const auto& r : rows) {
-      if (!o.kind.empty() && r.model->kind != o.kind) continue;
+      if (!o.kind.empty() && catalog::kModelKindNames.name(r.model->kind) != o.kind) continue;
       t.add({gpu.id, std::to_string(*n), r.model->id, report::csv_number(r.model->params), r.plan,
              r.fits ? "true" : "false", count(r.max_seq_len), count(r.max_batch),
              r.max_seq_len && r.max_seq_capped ? "true" : "false", r.layout});
@@ -93,7 +91,7 @@ void run_fit(Context& ctx, const FitFlags& o) {
   std::map<const catalog::Model*, std::map<std::string, const rules::FitRow*>> by;
   std::vector<const catalog::Model*> order;
   for (const auto& r : rows) {
-    if (!o.kind.empty() && r.model->kind != o.kind) continue;
+    if (!o.kind.empty() && catalog::kModelKindNames.name(r.model->kind) != o.kind) continue;
     if (!by.count(r.model)) order.push_back(r.model);
     by[r.model][r.plan] = &r;
   }

@@ -27,7 +27,8 @@ std::string models_csv(const std::vector<const catalog::Model*>& rows, const rep
     const bool tr = m->is_transformer();
     auto count = [&](long long v) { return tr && v > 0 ? std::to_string(v) : std::string(); };
     const double kvt = tr ? estimate::kv_bytes_per_token(*m, "fp16") : 0;
-    t.add({m->id, m->name, m->kind, m->family, report::csv_number(m->params),
+    t.add({m->id, m->name, std::string(catalog::kModelKindNames.name(m->kind)), m->family,
+           report::csv_number(m->params),
            report::csv_number(m->moe ? std::optional<double>(m->params_per_token()) : std::nullopt), count(m->layers),
            count(m->hidden), count(m->heads), count(m->kv_heads), m->max_context ? std::to_string(m->max_context) : "",
            kvt > 0 ? report::csv_number(kvt) : ""});
@@ -39,7 +40,7 @@ void run_list(Context& ctx, const std::string& kind, bool ids) {
   auto f = ctx.output_format();
   std::vector<const catalog::Model*> rows;
   for (const auto& m : ctx.models().models())
-    if (kind.empty() || m.kind == kind) rows.push_back(&m);
+    if (kind.empty() || catalog::kModelKindNames.name(m.kind) == kind) rows.push_back(&m);
   if (ids) {  // for scripts and shell completion
     for (const auto* m : rows) ctx.out << m->id << '\n';
     return;
@@ -70,7 +71,8 @@ void run_list(Context& ctx, const std::string& kind, bool ids) {
     std::string params = util::format_count(m->params);
     if (m->moe) params += " (" + util::format_count(m->params_per_token()) + " active)";
     bool tr = m->is_transformer();
-    t.add({m->id, m->name, m->kind, params, tr ? std::to_string(m->layers) : "-", tr ? std::to_string(m->hidden) : "-",
+    t.add({m->id, m->name, std::string(catalog::kModelKindNames.name(m->kind)), params,
+           tr ? std::to_string(m->layers) : "-", tr ? std::to_string(m->hidden) : "-",
            tr ? fmt::format("{} ({})", m->heads, m->kv_heads) : "-",
            m->max_context ? util::format_number(static_cast<double>(m->max_context)) : "-"});
   }
@@ -110,7 +112,8 @@ void run_show(Context& ctx, const std::string& query) {
   kv.push_back({"ID", m.id});
   kv.push_back({"Name", m.name});
   if (!m.aliases.empty()) kv.push_back({"Aliases", util::join(m.aliases, ", ")});
-  kv.push_back({"Kind", m.kind + (m.family.empty() ? "" : " (" + m.family + ")")});
+  kv.push_back(
+      {"Kind", std::string(catalog::kModelKindNames.name(m.kind)) + (m.family.empty() ? "" : " (" + m.family + ")")});
   kv.push_back({"Parameters", fmt::format("{} ({})", util::format_number(m.params), util::format_count(m.params))});
   if (m.moe)
     kv.push_back(

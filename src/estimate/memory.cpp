@@ -84,13 +84,13 @@ double kv_bytes_per_element(std::string_view kv) {
 }
 
 double kv_bytes_per_token(const catalog::Model& m, std::string_view kv_precision) {
-  const std::string_view kind = m.kind;
-  if (!m.is_transformer() || kind == "encoder" || kind == "vision") return 0;
+  using catalog::ModelKind;
+  if (!m.is_transformer() || m.kind == ModelKind::encoder || m.kind == ModelKind::vision) return 0;
   const double e = kv_bytes_per_element(kv_precision);
   if (m.mla) return static_cast<double>(m.layers) * (m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * e;
   // 2 (K and V) x layers x kv_heads x head_dim x bytes; encoder-decoders also cache cross-attention.
   double per = 2.0 * m.layers * m.kv_heads * static_cast<double>(m.head_dim) * e;
-  return kind == "encoder-decoder" ? 2 * per : per;
+  return m.kind == ModelKind::encoder_decoder ? 2 * per : per;
 }
 
 double activation_bytes_per_layer(const catalog::Model& m, double s, double b, bool flash) {
@@ -186,7 +186,7 @@ MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
   using catalog::FactorId;
   const auto& m = w.model;
   const bool lora = w.task == Task::lora || w.task == Task::qlora;
-  const std::string_view kind = m.kind;
+  using catalog::ModelKind;
   return {w.format(),
           find_optimizer(w.optimizer),
           is_training(w.task) ? &eff.for_training_memory().get(FactorId::activation_memory) : nullptr,
@@ -195,7 +195,7 @@ MemoryInputs memory_inputs(const Workload& w, const catalog::Efficiency& eff) {
           eff.get(FactorId::fragmentation),
           w.checkpointing,
           w.flash_attention || w.checkpointing == catalog::Checkpointing::selective,
-          kind == "decoder" || kind == "encoder-decoder",
+          m.kind == ModelKind::decoder || m.kind == ModelKind::encoder_decoder,
           kv_bytes_per_token(m, w.kv_precision),
           lora ? adapter_params(w) : 0};
 }

@@ -486,7 +486,7 @@ Workload make_workload(const WorkloadInput& in, const catalog::ModelSet& models,
       if (stats.shape && from_gguf) {
         w.model = *from_gguf;
       } else {
-        w.model.kind = "decoder";
+        w.model.kind = catalog::ModelKind::decoder;
         w.model.assumptions.push_back(
             stats.shape ? from_gguf.error() + " (add --model or --model-config for it)"
                         : "no architecture given with --model-file: KV cache and activations are not estimated "

@@ -94,21 +94,31 @@ struct WorkloadLine {
   bool training = false;
 };
 
+// The spec's fixed choices, each parsed once into its enum.
+enum class Cooling { air, liquid };
+constexpr util::Names<Cooling, 2> kCoolingNames{{"air", "liquid"}};
+enum class ServerLink { nvlink, nvswitch, pcie };
+constexpr util::Names<ServerLink, 3> kServerLinkNames{{"nvlink", "nvswitch", "pcie"}};
+enum class Deployment { datacenter, workstation, edge };
+constexpr util::Names<Deployment, 3> kDeploymentNames{{"datacenter", "workstation", "edge"}};
+enum class Condition { fresh, used };
+constexpr util::Names<Condition, 2> kConditionNames{{"new", "used"}};
+
 struct Spec {
   std::string name;
   std::vector<GpuLine> gpus;
   std::optional<Psus> psus;
   std::optional<double> platform_power_w;
   std::optional<double> server_price;
-  std::string cooling;  ///< air, liquid or ""
+  std::optional<Cooling> cooling;
   std::optional<double> rack_kw;
   std::optional<int> pcie_gen, pcie_slots;
-  std::string interconnect;  ///< nvlink, nvswitch, pcie or ""
+  std::optional<ServerLink> interconnect;
   std::optional<double> host_ram_bytes;
   std::string host_ram_ptr;
   std::optional<Version> driver, cuda;
   std::array<std::optional<Version>, 3> frameworks;  ///< by Framework
-  std::string deployment;
+  std::optional<Deployment> deployment;
   std::optional<double> budget;
   std::vector<WorkloadLine> workloads;
 };
@@ -118,14 +128,6 @@ void only_keys(const util::Fields& f, std::initializer_list<std::string_view> al
   for (const auto& [key, val] : f.object().items())
     if (std::find(names.begin(), names.end(), key) == names.end())
       f.fail(key, "unknown field" + util::did_you_mean(key, names));
-}
-
-std::string choice(const util::Fields& f, const std::string& key, const std::vector<std::string>& allowed) {
-  std::string v = f.str(key);
-  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
-    f.fail(key, fmt::format("expected one of {}, got {}{}", util::join(allowed, ", "), util::quote(v),
-                            util::did_you_mean(v, allowed)));
-  return v;
 }
 
 // A number, or a string in the units parser's form ("$30,000", "3kW", "1TiB").
@@ -202,7 +204,7 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
     g.query = f.str("id");
     g.count = static_cast<int>(f.integer("count", 1, 100000));
     g.unit_price = amount(f, "unit_price_usd", util::parse_money, "\"$30,000\"");
-    if (f.has("condition")) g.used = choice(f, "condition", {"new", "used"}) == "used";
+    if (f.has("condition")) g.used = f.enumerated("condition", kConditionNames) == Condition::used;
     if (auto n = f.opt_integer("mig_instances", 1, 64)) g.mig_required = static_cast<int>(*n);
     f.opt_str("notes");
     auto r = data.catalog.resolve(g.query);
@@ -234,7 +236,7 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
     if (sv.has("cooling")) {
       util::Fields c(doc, sv.raw("cooling"), "/server/cooling", "server.cooling");
       only_keys(c, {"type", "rack_kw_per_server"});
-      s.cooling = choice(c, "type", {"air", "liquid"});
+      s.cooling = c.enumerated("type", kCoolingNames);
       s.rack_kw = c.opt_num("rack_kw_per_server");
       if (s.rack_kw && *s.rack_kw <= 0) c.fail("rack_kw_per_server", "expected a positive number of kW");
     }
@@ -244,7 +246,7 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
       if (auto g = p.opt_integer("generation", 1, 7)) s.pcie_gen = static_cast<int>(*g);
       if (auto n = p.opt_integer("slots", 0, 64)) s.pcie_slots = static_cast<int>(*n);
     }
-    if (sv.has("interconnect")) s.interconnect = choice(sv, "interconnect", {"nvlink", "nvswitch", "pcie"});
+    s.interconnect = sv.opt_enumerated("interconnect", kServerLinkNames);
     if (sv.has("host_ram") && sv.has("host_ram_bytes"))
       sv.fail("host_ram_bytes", "give host_ram (\"1TiB\") or host_ram_bytes, not both");
     if (sv.has("host_ram")) {
@@ -270,7 +272,7 @@ Spec parse_spec(const util::JsonDoc& doc, const CheckData& data) {
       });
   }
 
-  if (top.has("deployment")) s.deployment = choice(top, "deployment", {"datacenter", "workstation", "edge"});
+  s.deployment = top.opt_enumerated("deployment", kDeploymentNames);
   s.budget = amount(top, "budget_usd", util::parse_money, "\"$400k\"");
 
   if (top.has("workloads")) {
@@ -371,14 +373,14 @@ struct Builder {
       x.show("gpu", gpu.name);
       x.show("gpu_id", gpu.id);
 
-      if (!s.deployment.empty())
+      if (s.deployment)
         x.put("geforce_datacenter_deployment",
-              s.deployment == "datacenter" && gpu.segment == catalog::Segment::consumer &&
+              s.deployment == Deployment::datacenter && gpu.segment == catalog::Segment::consumer &&
                   gpu.vendor == catalog::Vendor::nvidia,
               "", g.ptr + "/id");
-      if (!s.deployment.empty() && !s.workloads.empty()) {
-        x.put("production_training_without_ecc", s.deployment == "datacenter" && !training.empty() && !gpu.ecc, "",
-              g.ptr + "/id");
+      if (s.deployment && !s.workloads.empty()) {
+        x.put("production_training_without_ecc",
+              s.deployment == Deployment::datacenter && !training.empty() && !gpu.ecc, "", g.ptr + "/id");
         x.show("training_workloads", util::join(training, ", "));
       }
       if (s.pcie_gen && gpu.pcie_generation) {
@@ -464,8 +466,8 @@ struct Builder {
         return {*host.power_w, fmt::format("(default: data/platforms.json {})", host.platform->id)};
       }
     }
-    double w = s.deployment == "edge" ? 100 : s.deployment == "workstation" ? 500 : 1500;
-    std::string why = s.deployment.empty() ? "server" : s.deployment;
+    double w = s.deployment == Deployment::edge ? 100 : s.deployment == Deployment::workstation ? 500 : 1500;
+    std::string why(s.deployment ? kDeploymentNames.name(*s.deployment) : "server");
     assumptions.push_back(
         fmt::format("platform power {}: the default for a {} (set server.platform_power_w)", watts(w), why));
     return {w, fmt::format("(default for a {})", why)};
@@ -474,7 +476,7 @@ struct Builder {
   void server() {
     if (!all_known) return;  // unknown GPUs: unknown-gpu says so; power and memory totals would be wrong
     Subject x;
-    const bool power_needed = s.psus || (s.cooling == "air" && s.rack_kw);
+    const bool power_needed = s.psus || (s.cooling == Cooling::air && s.rack_kw);
     if (power_needed && !unknown_power.empty())
       assumptions.push_back(fmt::format("power of {} is not published: the power supply and cooling checks are not run",
                                         util::join(unknown_power, ", ")));
@@ -500,7 +502,7 @@ struct Builder {
         x.m.set("psu_spare", static_cast<double>(p.count - p.active));
         x.m.set("psu_redundancy", p.redundancy);
       }
-      if (s.cooling == "air" && s.rack_kw) {
+      if (s.cooling == Cooling::air && s.rack_kw) {
         double frac = load / (*s.rack_kw * 1000);
         x.put("air_cooling_load_fraction", frac, percent(frac), "/server/cooling/rack_kw_per_server");
         x.show("cooling_load_percent", percent(frac));
@@ -604,14 +606,13 @@ struct Builder {
         if (w.task == estimate::Task::train)
           traffic.push_back(w.zero >= 2 ? "the gradients are reduce-scattered" : "the gradients are all-reduced");
         if (estimate::is_training(w.task) && w.gpus > 1 && heavy_traffic) {
-          const bool link = gpu.fast_link_for(w.gpus) && s.interconnect != "pcie";
+          const bool link = gpu.fast_link_for(w.gpus) && s.interconnect != ServerLink::pcie;
           std::string why = !gpu.has_fast_interconnect() ? fmt::format("{} has no NVLink", gpu.id)
                             : !gpu.fast_link_for(w.gpus)
                                 ? fmt::format("an NVLink bridge joins only two {} cards", gpu.id)
                                 : "the server's interconnect is pcie";
           x.put("multi_gpu_training_without_nvlink", !link, "",
-                s.interconnect.empty() ? wl.ptr + (doc.line_of(wl.ptr + "/task") ? "/task" : "")
-                                       : "/server/interconnect");
+                !s.interconnect ? wl.ptr + (doc.line_of(wl.ptr + "/task") ? "/task" : "") : "/server/interconnect");
           x.show("gpus", std::to_string(w.gpus));
           x.show("no_nvlink_why", why);
           x.show("traffic", util::join_list(traffic, "and"));

@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto w = estimate::make_workload(in, models());
       auto mem = estimate::estimate_memory(w, eff);
       fuzz::check_number(mem.per_gpu_bytes, "memory per_gpu_bytes");
-      for (const auto& l : mem.lines) fuzz::check_number(l.per_gpu_bytes, ("memory line " + l.id).c_str());
+      for (const auto& l : mem.lines)
+        fuzz::check_number(l.per_gpu_bytes, ("memory line " + std::string(estimate::line_id(l.id))).c_str());
       if (gpu) {
         auto f = estimate::fit(w, *gpu, eff);
         fuzz::check_number(f.usable_bytes, "fit usable_bytes");

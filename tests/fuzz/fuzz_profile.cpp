@@ -45,8 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::check_number(m.per_gpu_bytes, "memory per_gpu_bytes");
     fuzz::check_number(m.total_bytes, "memory total_bytes");
     for (const auto& l : m.lines) {
-      fuzz::check_number(l.per_gpu_bytes, ("memory line " + l.id).c_str());
-      fuzz::check_number(l.total_bytes, ("memory line " + l.id).c_str());
+      fuzz::check_number(l.per_gpu_bytes, ("memory line " + std::string(estimate::line_id(l.id))).c_str());
+      fuzz::check_number(l.total_bytes, ("memory line " + std::string(estimate::line_id(l.id))).c_str());
     }
     (void)report::dump(estimate::to_json(m));
     (void)report::dump(estimate::to_json(w));

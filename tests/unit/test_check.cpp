@@ -443,3 +443,25 @@ TEST_CASE("check: JUnit has a testsuite per spec and a testcase per spec and rul
   CHECK(contains(r.out, "failures=\"5\" errors=\"1\""));
   CHECK(contains(r.out, "cap the GPUs&apos; power"));  // escaped
 }
+
+TEST_CASE("check: the spec's fixed choices are parsed once, with the choices and a suggestion on a typo", "[check]") {
+  auto spec = [](const std::string& text) {
+    auto doc = util::JsonDoc::parse(text, "choices.json");
+    REQUIRE(doc.ok());
+    auto enabled = shared().enabled();
+    return rules::check_spec(*doc, shared().data(), enabled);
+  };
+  CHECK_THROWS_WITH(spec(R"({"gpus": [{"id": "a30", "count": 1}], "deployment": "datacentre"})"),
+                    Catch::Contains("choices.json:1") &&
+                        Catch::Contains("expected one of datacenter, workstation, edge, got \"datacentre\", did you "
+                                        "mean 'datacenter'?"));
+  CHECK_THROWS_WITH(spec(R"({"gpus": [{"id": "a30", "count": 1, "condition": "refurbished"}]})"),
+                    Catch::Contains("expected one of new, used, got \"refurbished\""));
+  CHECK_THROWS_WITH(spec(R"({"gpus": [{"id": "a30", "count": 1}], "server": {"interconnect": "infiniband"}})"),
+                    Catch::Contains("expected one of nvlink, nvswitch, pcie, got \"infiniband\""));
+  // A consumer card in a datacenter deployment: the enum drives the rule as the text did.
+  CHECK(fired(spec(R"({"gpus": [{"id": "rtx-4090", "count": 1}], "deployment": "datacenter"})"),
+              "licence-geforce-datacenter"));
+  CHECK_FALSE(fired(spec(R"({"gpus": [{"id": "rtx-4090", "count": 1}], "deployment": "workstation"})"),
+                    "licence-geforce-datacenter"));
+}

@@ -78,12 +78,17 @@ struct TensorStats {
   bool operator==(const TensorStats&) const = default;
 };
 
+/// The architecture of a model: a decoder LM, an encoder (BERT), an encoder-decoder (T5), or a
+/// vision model (CNN, ViT, diffusion UNet).
+enum class ModelKind { decoder, encoder, encoder_decoder, vision };
+inline constexpr util::Names<ModelKind, 4> kModelKindNames{{"decoder", "encoder", "encoder-decoder", "vision"}};
+
 struct Model {
   std::string id;
   std::string name;
   std::vector<std::string> aliases;
   std::string family;
-  std::string kind;  ///< decoder, encoder, encoder-decoder, vision
+  ModelKind kind = ModelKind::decoder;
   double params = 0;
   std::optional<double> active_params;  ///< published, MoE only
   // Transformer shape; zero when not a transformer (ResNet, YOLO, diffusion UNets).
