@@ -95,7 +95,9 @@ Gpu parse_gpu(const util::JsonDoc& doc, const util::Json& j, const std::string& 
   g.compute_capability = f.opt_str("compute_capability");
   if (auto y = f.opt_integer("release_year", 1990, 2100)) g.release_year = static_cast<int>(*y);
   g.segment = f.enumerated("segment", kSegmentNames);
-  g.form_factor = f.opt_enumerated("form_factor", kFormFactorNames);
+  // "" is no form factor, as `catalog export` writes a record without one.
+  if (const auto ff = f.opt_str("form_factor"); ff && !ff->empty())
+    g.form_factor = f.enumerated("form_factor", kFormFactorNames);
   g.cuda_cores = f.opt_integer("cuda_cores", 0, 10'000'000);
   g.tensor_cores = f.opt_integer("tensor_cores", 0, 10'000'000);
   g.memory_bytes = static_cast<double>(f.integer("memory_bytes", 0, std::int64_t{1} << 50));

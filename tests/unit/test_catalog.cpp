@@ -329,6 +329,10 @@ TEST_CASE("catalog: vendor, segment and form factor are read once into their enu
   CHECK(catalog::to_data_json(g)["form_factor"] == "sxm");
   rec["form_factor"] = nullptr;
   CHECK_FALSE(parse(rec).form_factor);
+  // An export of a record without one writes "", and reads back the same.
+  CHECK(catalog::to_data_json(parse(rec))["form_factor"] == "");
+  rec["form_factor"] = "";
+  CHECK_FALSE(parse(rec).form_factor);
   rec["form_factor"] = "mxm";
   CHECK_THROWS_WITH(parse(rec),
                     Catch::Contains("field 'form_factor': expected one of pcie, sxm, oam, module, soc, superchip, got "
