@@ -172,17 +172,8 @@ std::optional<Precision> precision_from(std::string_view s) {
 }
 
 std::string_view display_name(Vendor v) {
-  switch (v) {
-    case Vendor::nvidia:
-      return "NVIDIA";
-    case Vendor::amd:
-      return "AMD";
-    case Vendor::intel:
-      return "Intel";
-    case Vendor::apple:
-      return "Apple";
-  }
-  return "";
+  static constexpr util::Names<Vendor, 4> kDisplay{{"NVIDIA", "AMD", "Intel", "Apple"}};
+  return kDisplay.name(v);
 }
 
 std::span<const ArchitectureInfo> architectures() { return kArchitectures; }

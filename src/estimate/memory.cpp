@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -112,16 +113,27 @@ namespace {
 
 // The matmuls of a transformer layer in forward order, each as (output width, parameters): q, k, v
 // and the output projection, then gate, up and down (gated MLP) or up and down.
-std::vector<std::pair<double, double>> layer_matmuls(const catalog::Model& m) {
+// No allocation: the memory estimate runs in the fit searches.
+struct LayerMatmuls {
+  std::array<std::pair<double, double>, 7> mm{};
+  std::size_t count = 0;
+};
+
+LayerMatmuls layer_matmuls(const catalog::Model& m) {
   const double h = static_cast<double>(m.hidden);
   const double qd = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
   const double kvd = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   const double i = mlp_width(m);
-  std::vector<std::pair<double, double>> mm = {{qd, h * qd}, {kvd, h * kvd}, {kvd, h * kvd}, {h, qd * h}};
-  if (m.gated_mlp) mm.emplace_back(i, h * i);
-  mm.emplace_back(i, h * i);
-  mm.emplace_back(h, i * h);
-  return mm;
+  LayerMatmuls out;
+  auto add = [&](double width, double params) { out.mm[out.count++] = {width, params}; };
+  add(qd, h * qd);
+  add(kvd, h * kvd);
+  add(kvd, h * kvd);
+  add(h, qd * h);
+  if (m.gated_mlp) add(i, h * i);
+  add(i, h * i);
+  add(h, i * h);
+  return out;
 }
 
 }  // namespace
@@ -130,15 +142,15 @@ double op_checkpoint_kept_per_token(const catalog::Model& m) {
   const double h = static_cast<double>(m.hidden);
   const double qd = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
   double kept = h + qd;  // the layer's input and the attention output
-  auto mm = layer_matmuls(m);
-  for (std::size_t k = 0; k < mm.size(); k += 2) kept += mm[k].first;  // the 1st, 3rd, ... matmul
+  const auto l = layer_matmuls(m);
+  for (std::size_t k = 0; k < l.count; k += 2) kept += l.mm[k].first;  // the 1st, 3rd, ... matmul
   return kept;
 }
 
 double op_checkpoint_recomputed_params(const catalog::Model& m) {
   double again = 0;
-  auto mm = layer_matmuls(m);
-  for (std::size_t k = 1; k < mm.size(); k += 2) again += mm[k].second;  // the 2nd, 4th, ... matmul
+  const auto l = layer_matmuls(m);
+  for (std::size_t k = 1; k < l.count; k += 2) again += l.mm[k].second;  // the 2nd, 4th, ... matmul
   return static_cast<double>(m.layers + m.encoder_layers) * again;
 }
 

@@ -281,14 +281,21 @@ TEST_CASE("cli: catalog commands", "[cli][catalog]") {
   }
 }
 
+namespace {
+
+// One record as a catalog file of its own, parsed.
+catalog::Gpu parse_one(const util::Json& rec, const std::string& file_name) {
+  util::Json file;
+  file["gpus"] = util::Json::array({rec});
+  auto doc = util::JsonDoc::parse(file.dump(), file_name);
+  REQUIRE(doc);
+  return Catalog::parse(*doc).front();
+}
+
+}  // namespace
+
 TEST_CASE("catalog::Gpu::price_kind: no new price for a card out of production, MSRP only in production", "[catalog]") {
-  auto parse = [](const util::Json& rec) {
-    util::Json file;
-    file["gpus"] = util::Json::array({rec});
-    auto doc = util::JsonDoc::parse(file.dump(), "price.json");
-    REQUIRE(doc);
-    return Catalog::parse(*doc).front();
-  };
+  auto parse = [](const util::Json& rec) { return parse_one(rec, "price.json"); };
   auto rec = good_record();
   rec["street_price_usd"] = 1000;
   rec["launch_msrp_usd"] = 1500;
@@ -315,13 +322,7 @@ TEST_CASE("catalog::Gpu::price_kind: no new price for a card out of production, 
 }
 
 TEST_CASE("catalog: vendor, segment and form factor are read once into their enums", "[catalog]") {
-  auto parse = [](const util::Json& rec) {
-    util::Json file;
-    file["gpus"] = util::Json::array({rec});
-    auto doc = util::JsonDoc::parse(file.dump(), "enums.json");
-    REQUIRE(doc);
-    return Catalog::parse(*doc).front();
-  };
+  auto parse = [](const util::Json& rec) { return parse_one(rec, "enums.json"); };
   auto rec = good_record();
   rec["form_factor"] = "sxm";
   const auto g = parse(rec);
